@@ -1,0 +1,29 @@
+# Everything a fresh machine needs: `make train` (the main job) and `make test` (the whole suite).
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV ?= .venv
+BIN = $(VENV)/bin
+STAMP = $(VENV)/.installed
+
+.PHONY: install train test bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# CPU build of torch first, so nothing pulls a multi-GB CUDA build
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e ".[train,onnx,play,bench,dev]"
+	touch $(STAMP)
+
+train: install
+	$(BIN)/allfives simulate --players 2 --games 200 --seed 1
+
+test: install
+	$(BIN)/python -m pytest -n 2 tests
+
+bench: install
+	$(BIN)/python benchmarks/engine_speed.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,40 @@
+"""Entry point of the ``allfives`` command: dispatches to one module per subcommand."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .common import CLIError
+
+#: subcommand name -> module in this package that defines ``add_parser`` and ``run``
+COMMANDS = {
+    "simulate": "allfives_env.cli.simulate",
+    "replay": "allfives_env.cli.replay",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="allfives", description="All Fives dominoes: engine, bots, training, tournaments.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, module in COMMANDS.items():
+        importlib.import_module(module).add_parser(sub, name)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except CLIError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

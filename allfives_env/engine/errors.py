@@ -1,0 +1,36 @@
+"""Errors the engine raises on bad moves and bad records."""
+
+from __future__ import annotations
+
+from .tiles import END_NAMES, TILE_NAMES, action_name
+
+
+class IllegalMoveError(ValueError):
+    """A move that the rules do not allow now. The game is left exactly as it was.
+
+    Attributes: ``action`` (what was asked), ``player``, ``tile`` and ``end`` (names, when the
+    action decodes), ``legal`` (the legal action ids) and ``reason``.
+    """
+
+    def __init__(self, action, player: int, legal: list[int], reason: str):
+        self.action = action
+        self.player = player
+        self.legal = list(legal)
+        self.reason = reason
+        self.tile = self.end = None
+        if isinstance(action, int) and not isinstance(action, bool) and 0 <= action < 4 * len(TILE_NAMES):
+            self.tile = TILE_NAMES[action >> 2]
+            self.end = END_NAMES[action & 3]
+            what = f"tile {self.tile} on {self.end} (action {action})"
+        else:
+            what = f"action {action!r}"
+        legal_text = ", ".join(f"{a} ({action_name(a)})" for a in self.legal) or "none"
+        super().__init__(f"illegal move for player {player}: {what}: {reason}; legal moves: {legal_text}")
+
+
+class GameOverError(RuntimeError):
+    """A move was asked for after the game ended."""
+
+
+class RecordError(ValueError):
+    """A game record that is malformed or breaks a rule; the message names the game, hand and event."""

@@ -1,0 +1,47 @@
+"""Events of a hand: compact tuples inside the engine, dicts in records and views.
+
+Internally an event is a tuple whose first item is its kind:
+
+- ``(PLAY, player, tile, end, points)``; ``end`` is ``LEAD`` for the first tile of a hand
+- ``(DRAW, player, tile)``; in another seat's view the tile is ``HIDDEN``
+- ``(PASS, player)``
+"""
+
+from __future__ import annotations
+
+from .tiles import END_NAMES, TILES
+
+PLAY, DRAW, PASS = 0, 1, 2
+LEAD = 4
+HIDDEN = -1
+EVENT_TYPES = ("play", "draw", "pass")
+END_LABELS = END_NAMES + ("lead",)
+
+
+def tile_json(tile: int) -> list[int]:
+    """A tile index as ``[low, high]``."""
+    a, b = TILES[tile]
+    return [a, b]
+
+
+def event_to_dict(event: tuple) -> dict:
+    """The record form of an event (a hidden draw has ``"tile": null``)."""
+    kind = event[0]
+    if kind == PLAY:
+        return {
+            "type": "play",
+            "player": event[1],
+            "tile": tile_json(event[2]),
+            "end": END_LABELS[event[3]],
+            "points": event[4],
+        }
+    if kind == DRAW:
+        return {"type": "draw", "player": event[1], "tile": None if event[2] == HIDDEN else tile_json(event[2])}
+    return {"type": "pass", "player": event[1]}
+
+
+def public_event(event: tuple, seat: int) -> tuple:
+    """The event as ``seat`` sees it: other players' drawn tiles are hidden."""
+    if event[0] == DRAW and event[1] != seat:
+        return (DRAW, event[1], HIDDEN)
+    return event

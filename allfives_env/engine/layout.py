@@ -1,0 +1,170 @@
+"""The layout on the table: arms, open ends, the spinner, and the count of the ends.
+
+This is where RULES.md's "Doubles and the spinner", "Naming the ends" and "Scoring during the hand"
+live. ``Layout`` knows nothing of hands, turns or scores; the game and anything that rebuilds a
+position from public history (a frontend, a server) use it the same way.
+
+Per arm we keep the pip it shows (``CLOSED`` when the arm does not exist) and what its end counts
+(a double at the end counts both halves; an empty north or south arm counts nothing).
+"""
+
+from __future__ import annotations
+
+from .tiles import CLOSED, END_NAMES, IS_DOUBLE, NORTH, OTHER_HALF, PIP_TILES, SOUTH, TILES, WEST
+
+_FITS = tuple(tuple(p in t for p in range(CLOSED + 1)) for t in TILES)
+
+
+class Layout:
+    """Mutable layout of one hand. ``place`` assumes a legal placement (see ``fits``)."""
+
+    __slots__ = (
+        "pips",
+        "values",
+        "spinner",
+        "spinner_sides",
+        "spinner_covered",
+        "num_tiles",
+        "played",
+        "open_tiles",
+        "count",
+        "arms",
+        "lead",
+        "double_ends",
+    )
+
+    def __init__(self) -> None:
+        self.pips = [CLOSED, CLOSED, CLOSED, CLOSED]
+        self.values = [0, 0, 0, 0]
+        #: pip of the spinner, or -1 before the first double
+        self.spinner = -1
+        #: bit ``e`` set while the end of arm ``e`` is an uncovered side of the spinner
+        self.spinner_sides = 0
+        #: number of the spinner's two sides covered (2 opens north and south)
+        self.spinner_covered = 0
+        self.num_tiles = 0
+        #: mask of the tiles on the table
+        self.played = 0
+        #: mask of the tiles that fit some open end (all tiles before the lead)
+        self.open_tiles = (1 << 28) - 1
+        #: current total of the open ends (0 before the lead)
+        self.count = 0
+        #: tiles on each arm, from the centre outwards (the lead itself is ``lead``)
+        self.arms: list[list[int]] = [[], [], [], []]
+        self.lead = -1
+        #: bit ``e`` set while the tile at the end of arm ``e`` is a double (the spinner included)
+        self.double_ends = 0
+
+    def copy(self) -> "Layout":
+        """An independent copy (for search)."""
+        c = Layout.__new__(Layout)
+        c.pips = self.pips[:]
+        c.values = self.values[:]
+        c.spinner = self.spinner
+        c.spinner_sides = self.spinner_sides
+        c.spinner_covered = self.spinner_covered
+        c.num_tiles = self.num_tiles
+        c.played = self.played
+        c.open_tiles = self.open_tiles
+        c.count = self.count
+        c.arms = [a[:] for a in self.arms]
+        c.lead = self.lead
+        c.double_ends = self.double_ends
+        return c
+
+    def fits(self, tile: int, end: int) -> bool:
+        """Whether ``tile`` can be placed on ``end`` now (the lead must use ``west``)."""
+        if self.num_tiles == 0:
+            return end == WEST
+        return _FITS[tile][self.pips[end]]
+
+    def actions_for(self, candidates: int) -> list[int]:
+        """Action ids placing any tile of the mask ``candidates`` on an end it fits, ascending."""
+        out = []
+        if self.num_tiles == 0:
+            while candidates:
+                low = candidates & -candidates
+                out.append((low.bit_length() - 1) << 2)
+                candidates ^= low
+            return out
+        p0, p1, p2, p3 = self.pips
+        candidates &= self.open_tiles
+        while candidates:
+            low = candidates & -candidates
+            t = low.bit_length() - 1
+            candidates ^= low
+            f = _FITS[t]
+            base = t << 2
+            if f[p0]:
+                out.append(base)
+            if f[p1]:
+                out.append(base + 1)
+            if f[p2]:
+                out.append(base + 2)
+            if f[p3]:
+                out.append(base + 3)
+        return out
+
+    def place(self, tile: int, end: int) -> int:
+        """Place a tile (assumed legal) and return the points it scores (0 if none)."""
+        pips = self.pips
+        values = self.values
+        self.num_tiles += 1
+        self.played |= 1 << tile
+        if self.num_tiles == 1:
+            self.lead = tile
+            a, b = TILES[tile]
+            pips[0] = a
+            pips[1] = b
+            if a == b:
+                self.spinner = a
+                self.spinner_sides = 0b11
+                self.double_ends = 0b11
+                values[0] = values[1] = a + a
+            else:
+                values[0] = a
+                values[1] = b
+            count = a + b
+        else:
+            self.arms[end].append(tile)
+            side_bit = 1 << end
+            if self.spinner_sides & side_bit:
+                self.spinner_sides ^= side_bit
+                self.spinner_covered += 1
+                if self.spinner_covered == 2:
+                    pips[NORTH] = pips[SOUTH] = self.spinner
+            if IS_DOUBLE[tile]:
+                p = pips[end]
+                values[end] = p + p
+                self.double_ends |= side_bit
+                if self.spinner < 0:
+                    self.spinner = p
+                    self.spinner_sides = side_bit
+                    self.spinner_covered = 1
+            else:
+                self.double_ends &= ~side_bit
+                q = OTHER_HALF[tile][pips[end]]
+                pips[end] = q
+                values[end] = q
+            count = values[0] + values[1] + values[2] + values[3]
+        self.count = count
+        self.open_tiles = (PIP_TILES[pips[0]] | PIP_TILES[pips[1]] | PIP_TILES[pips[2]] | PIP_TILES[pips[3]]) & ~self.played
+        return count if count % 5 == 0 else 0
+
+    def open_pips_mask(self) -> int:
+        """7-bit mask of the pips shown by the open ends (0 before the lead)."""
+        m = 0
+        for p in self.pips:
+            if p != CLOSED:
+                m |= 1 << p
+        return m
+
+    def open_ends(self) -> list[tuple[str, int, int]]:
+        """``(end name, pip shown, what it counts)`` for every arm that exists, west first."""
+        if self.num_tiles == 0:
+            return []
+        return [(END_NAMES[e], self.pips[e], self.values[e]) for e in range(4) if self.pips[e] != CLOSED]
+
+    def end_is_double(self, end: int) -> bool:
+        """Whether the tile at the end of arm ``end`` is a double (the spinner included)."""
+        return bool(self.double_ends >> end & 1)

@@ -1,0 +1,132 @@
+"""Fixed lookup tables for tiles, ends and action ids, shared by everything in the project.
+
+Tiles of the double-six set are indexed 0..27 in the order 0-0, 0-1, ..., 0-6, 1-1, ..., 6-6.
+Ends are ``west`` = 0, ``east`` = 1, ``north`` = 2, ``south`` = 3. An action id is
+``4 * tile_index + end`` (112 ids); the lead of a hand uses ``west``. The acting player is never
+part of an action id.
+
+Hands and tile sets are 28-bit integer masks (bit ``i`` = tile ``i``), which makes copies free
+and set operations single instructions.
+"""
+
+from __future__ import annotations
+
+NUM_TILES = 28
+NUM_ENDS = 4
+NUM_ACTIONS = NUM_TILES * NUM_ENDS
+NUM_PIPS = 7
+
+WEST, EAST, NORTH, SOUTH = 0, 1, 2, 3
+END_NAMES = ("west", "east", "north", "south")
+END_INDEX = {name: i for i, name in enumerate(END_NAMES)}
+#: Pip value used for an arm that does not exist (yet); no tile contains it.
+CLOSED = 7
+
+TILES: tuple[tuple[int, int], ...] = tuple((a, b) for a in range(NUM_PIPS) for b in range(a, NUM_PIPS))
+TILE_INDEX: dict[tuple[int, int], int] = {t: i for i, t in enumerate(TILES)}
+TILE_NAMES: tuple[str, ...] = tuple(f"{a}-{b}" for a, b in TILES)
+TILE_PIPS: tuple[int, ...] = tuple(a + b for a, b in TILES)
+IS_DOUBLE: tuple[bool, ...] = tuple(a == b for a, b in TILES)
+ALL_TILES_MASK = (1 << NUM_TILES) - 1
+
+#: ``PIP_TILES[p]``: mask of the tiles showing pip ``p``; ``PIP_TILES[CLOSED]`` is empty.
+PIP_TILES: tuple[int, ...] = tuple(
+    sum(1 << i for i, (a, b) in enumerate(TILES) if p in (a, b)) for p in range(NUM_PIPS)
+) + (0,)
+
+#: ``TILE_PIP_MASK[t]``: 7-bit mask of the pips on tile ``t``.
+TILE_PIP_MASK: tuple[int, ...] = tuple((1 << a) | (1 << b) for a, b in TILES)
+
+#: ``OTHER_HALF[t][p]``: the pip left exposed when tile ``t`` is matched against ``p``
+#: (``CLOSED`` where ``t`` does not show ``p``).
+OTHER_HALF: tuple[tuple[int, ...], ...] = tuple(
+    tuple(b if p == a else a if p == b else CLOSED for p in range(NUM_PIPS + 1)) for a, b in TILES
+)
+
+
+def tile_index(tile) -> int:
+    """Index of a tile given as ``(a, b)`` in either order, as ``"a-b"``, or as an index.
+
+    Raises ``ValueError`` naming the tile when it is not one of the 28 double-six tiles.
+    """
+    if isinstance(tile, bool):
+        raise ValueError(f"not a tile: {tile!r}")
+    if isinstance(tile, int):
+        if 0 <= tile < NUM_TILES:
+            return tile
+        raise ValueError(f"tile index {tile} is out of range 0..{NUM_TILES - 1}")
+    if isinstance(tile, str):
+        parts = tile.split("-")
+        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+            raise ValueError(f"not a tile: {tile!r} (expected 'a-b' with pips 0..6)")
+        tile = (int(parts[0]), int(parts[1]))
+    try:
+        a, b = tile
+    except (TypeError, ValueError):
+        raise ValueError(f"not a tile: {tile!r} (expected [a, b] with pips 0..6)") from None
+    if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, int) or not isinstance(b, int):
+        raise ValueError(f"not a tile: {tile!r} (pips must be integers 0..6)")
+    key = (a, b) if a <= b else (b, a)
+    if key not in TILE_INDEX:
+        raise ValueError(f"not a tile: {list(tile)!r} (pips must be 0..6)")
+    return TILE_INDEX[key]
+
+
+def encode_action(tile, end) -> int:
+    """Action id for placing ``tile`` (any form :func:`tile_index` takes) on ``end`` (name or id)."""
+    if isinstance(end, str):
+        if end == "lead":
+            end = WEST
+        elif end in END_INDEX:
+            end = END_INDEX[end]
+        else:
+            raise ValueError(f"unknown end {end!r}; expected one of {', '.join(END_NAMES)} or lead")
+    if isinstance(end, bool) or not isinstance(end, int) or not 0 <= end < NUM_ENDS:
+        raise ValueError(f"end must be 0..3 or a name, got {end!r}")
+    return 4 * tile_index(tile) + end
+
+
+def decode_action(action: int) -> tuple[int, int]:
+    """``(tile_index, end)`` of an action id; ``ValueError`` if it is not in 0..111."""
+    if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
+        raise ValueError(f"action {action!r} is not an action id in 0..{NUM_ACTIONS - 1}")
+    return action >> 2, action & 3
+
+
+def action_name(action: int) -> str:
+    """Readable form of an action id, e.g. ``"5-6@east"``."""
+    t, e = decode_action(action)
+    return f"{TILE_NAMES[t]}@{END_NAMES[e]}"
+
+
+def mask_tiles(mask: int) -> list[int]:
+    """Tile indices set in a 28-bit mask, ascending."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def tiles_mask(tiles) -> int:
+    """28-bit mask of an iterable of tile indices."""
+    m = 0
+    for t in tiles:
+        m |= 1 << t
+    return m
+
+
+def mask_pips(mask: int) -> int:
+    """Total pips on the tiles of a mask."""
+    total = 0
+    while mask:
+        low = mask & -mask
+        total += TILE_PIPS[low.bit_length() - 1]
+        mask ^= low
+    return total
+
+
+def round_to_five(pips: int) -> int:
+    """Round to the nearest multiple of five: remainder 1-2 rounds down, 3-4 rounds up."""
+    return (pips + 2) // 5 * 5

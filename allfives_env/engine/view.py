@@ -1,0 +1,135 @@
+"""What one seat can see of a game: the input of every agent, encoder and frontend.
+
+A ``PlayerView`` is a snapshot: it never changes when the game moves on. It holds no hidden
+information (other hands, the boneyard's order); other players' draws appear without their tile.
+"""
+
+from __future__ import annotations
+
+from .events import LEAD, PLAY, event_to_dict, public_event
+from .layout import Layout
+from .rules import Rules
+from .tiles import WEST, mask_tiles
+
+
+class PlayerView:
+    """One seat's view. Build it with ``Game.view(seat)`` (or ``player_view(game, seat)``)."""
+
+    __slots__ = (
+        "seat",
+        "rules",
+        "hand",
+        "current_player",
+        "legal_actions",
+        "forced_tile",
+        "scores",
+        "tile_counts",
+        "boneyard_size",
+        "drawable",
+        "missing_pips",
+        "pips",
+        "values",
+        "double_ends",
+        "spinner",
+        "spinner_covered",
+        "count",
+        "played",
+        "lead",
+        "hand_index",
+        "starter",
+        "_layout",
+        "_arm_lens",
+        "_events",
+        "_num_events",
+    )
+
+    def __init__(self, game, seat: int) -> None:
+        n = game.num_players
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
+            raise ValueError(f"seat must be 0..{n - 1}, got {seat!r}")
+        layout = game.layout
+        self.seat = seat
+        self.rules: Rules = game.rules
+        #: mask of the tiles in this seat's hand
+        self.hand: int = game.hands[seat]
+        self.current_player: int = game.current_player
+        #: legal action ids when this seat is to act, else an empty list
+        self.legal_actions: list[int] = game.legal_actions() if game.current_player == seat else []
+        #: the tile this seat just drew and must place, or -1
+        self.forced_tile: int = game.forced if game.current_player == seat else -1
+        self.scores: tuple[int, ...] = tuple(game.scores)
+        self.tile_counts: tuple[int, ...] = tuple(h.bit_count() for h in game.hands)
+        #: tiles left in the boneyard (the reserve included)
+        self.boneyard_size: int = len(game.boneyard) - game.draw_pos
+        #: tiles that can still be drawn
+        self.drawable: int = game.draw_limit - game.draw_pos
+        #: per seat, 7-bit mask of pips that seat is known not to hold
+        self.missing_pips: tuple[int, ...] = tuple(game.missing)
+        #: per arm (west, east, north, south): pip shown, ``CLOSED`` (7) if the arm does not exist
+        self.pips: tuple[int, ...] = tuple(layout.pips)
+        #: per arm: what its end counts now
+        self.values: tuple[int, ...] = tuple(layout.values)
+        #: bit ``e`` set when the tile at the end of arm ``e`` is a double
+        self.double_ends: int = layout.double_ends
+        #: pip of the spinner, or -1 before the first double
+        self.spinner: int = layout.spinner
+        #: how many of the spinner's two sides are covered
+        self.spinner_covered: int = layout.spinner_covered
+        #: total of the open ends
+        self.count: int = layout.count
+        #: mask of the tiles on the table
+        self.played: int = layout.played
+        #: the lead tile, or -1 before the lead
+        self.lead: int = layout.lead
+        self.hand_index: int = game.hand_index
+        self.starter: int = game.starter
+        self._layout = layout
+        self._arm_lens = tuple(len(a) for a in layout.arms)
+        self._events = game.events
+        self._num_events = len(game.events)
+
+    @property
+    def num_players(self) -> int:
+        return self.rules.num_players
+
+    @property
+    def hand_tiles(self) -> list[int]:
+        """Tile indices in this seat's hand, ascending."""
+        return mask_tiles(self.hand)
+
+    @property
+    def arms(self) -> list[list[int]]:
+        """Tiles on each arm (west, east, north, south), from the centre outwards."""
+        return [arm[:k] for arm, k in zip(self._layout.arms, self._arm_lens)]
+
+    @property
+    def history(self) -> list[tuple]:
+        """This hand's events so far, as this seat sees them (engine tuples)."""
+        seat = self.seat
+        return [public_event(e, seat) for e in self._events[: self._num_events]]
+
+    def history_dicts(self) -> list[dict]:
+        """This hand's events so far in record form, as this seat sees them."""
+        return [event_to_dict(e) for e in self.history]
+
+    def side_of(self, seat: int) -> int:
+        return self.rules.side_of[seat]
+
+    @property
+    def is_my_turn(self) -> bool:
+        return self.current_player == self.seat
+
+    def layout_copy(self) -> Layout:
+        """An independent ``Layout`` equal to the one this view saw (for search)."""
+        if self._layout.played == self.played:
+            return self._layout.copy()
+        return rebuild_layout(self.history)
+
+
+def rebuild_layout(events) -> Layout:
+    """Replay the play events of a hand (engine tuples) onto an empty ``Layout``."""
+    layout = Layout()
+    for e in events:
+        if e[0] == PLAY:
+            layout.place(e[2], WEST if e[3] == LEAD else e[3])
+    return layout
