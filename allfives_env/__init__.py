@@ -1,7 +1,40 @@
 """All Fives for reinforcement learning: rules engine, PettingZoo environment, observation spec.
 
 Importing this package is cheap: ``allfives_env.engine`` needs only the standard library, and the
-environment classes (which need numpy, gymnasium and pettingzoo) load on first use.
+environment classes (which need numpy, gymnasium and pettingzoo) load on first use::
+
+    import allfives_env
+    env = allfives_env.env(num_players=4)                  # PettingZoo AEC, standard wrappers
+    gym_env = allfives_env.SingleAgentEnv(opponents="greedy")
+
+The environments are registered as ``pettingzoo.make("aec", "allfives/all_fives-v0")`` and
+``gymnasium.make("AllFives-v0")`` (also ``"allfives/AllFives-v0"``), whichever of the two
+libraries is imported first or later (see ``allfives_env.registration``).
 """
 
+from importlib import import_module
+
+from . import registration as _registration
+
 __version__ = "0.1.0"
+
+_LAZY = {
+    "env": "allfives_env.aec",
+    "raw_env": "allfives_env.aec",
+    "SingleAgentEnv": "allfives_env.single_agent",
+    "OBS_VERSION": "allfives_env.observation",
+    "OBS_SIZE": "allfives_env.observation",
+    "encode": "allfives_env.observation",
+    "action_mask": "allfives_env.observation",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'allfives_env' has no attribute {name!r}")
+
+
+_registration.install()

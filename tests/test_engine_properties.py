@@ -113,3 +113,16 @@ def test_draws_and_passes_only_when_no_placement(rules, seed, move_seed):
             if e[0] == PASS:
                 assert i == 0 or log.events[i - 1][0] != DRAW or log.events[i - 1][1] == e[1]
         assert sum(e[0] == DRAW for e in log.events) <= len(log.boneyard) - rules.boneyard_reserve
+
+
+@given(rules=rules_strategy(), seed=st.integers(0, 2**32), move_seed=st.integers(0, 2**32))
+def test_points_preview_equals_points_scored(rules, seed, move_seed):
+    game = Game(rules, seed, max_hands=3)
+    rng = random.Random(move_seed)
+    while not game.over:
+        legal = game.legal_actions()
+        view = game.view(game.current_player)
+        for a in legal:
+            copy = game.layout.copy()
+            assert copy.place(a >> 2, a & 3) == game.layout.points_if(a >> 2, a & 3) == view.points_of(a)
+        game.step(rng.choice(legal))

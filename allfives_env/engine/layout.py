@@ -10,7 +10,7 @@ Per arm we keep the pip it shows (``CLOSED`` when the arm does not exist) and wh
 
 from __future__ import annotations
 
-from .tiles import CLOSED, END_NAMES, IS_DOUBLE, NORTH, OTHER_HALF, PIP_TILES, SOUTH, TILES, WEST
+from .tiles import CLOSED, END_NAMES, IS_DOUBLE, NORTH, OTHER_HALF, PIP_TILES, SOUTH, TILE_PIPS, TILES, WEST
 
 _FITS = tuple(tuple(p in t for p in range(CLOSED + 1)) for t in TILES)
 
@@ -151,6 +151,10 @@ class Layout:
         self.open_tiles = (PIP_TILES[pips[0]] | PIP_TILES[pips[1]] | PIP_TILES[pips[2]] | PIP_TILES[pips[3]]) & ~self.played
         return count if count % 5 == 0 else 0
 
+    def points_if(self, tile: int, end: int) -> int:
+        """Points that placing ``tile`` on ``end`` would score now (assumed legal); the layout is unchanged."""
+        return placement_points(self.pips, self.values, self.num_tiles == 0, tile, end)
+
     def open_pips_mask(self) -> int:
         """7-bit mask of the pips shown by the open ends (0 before the lead)."""
         m = 0
@@ -168,3 +172,36 @@ class Layout:
     def end_is_double(self, end: int) -> bool:
         """Whether the tile at the end of arm ``end`` is a double (the spinner included)."""
         return bool(self.double_ends >> end & 1)
+
+
+def placement_points(pips, values, empty: bool, tile: int, end: int) -> int:
+    """Points of a legal placement, from an arm's pips and values (``empty``: nothing placed yet).
+
+    Only the arm placed on changes what it counts: a spinner side being covered, or north and
+    south opening, never changes the total by itself (they count nothing while empty).
+    """
+    if empty:
+        count = TILE_PIPS[tile]
+    else:
+        p = pips[end]
+        count = values[0] + values[1] + values[2] + values[3] - values[end] + (p + p if IS_DOUBLE[tile] else OTHER_HALF[tile][p])
+    return count if count % 5 == 0 else 0
+
+
+def placements_points(pips, values, empty: bool, actions) -> list[int]:
+    """``placement_points`` of every action in ``actions`` (one call for a whole legal list)."""
+    if empty:
+        out = []
+        for a in actions:
+            count = TILE_PIPS[a >> 2]
+            out.append(count if count % 5 == 0 else 0)
+        return out
+    total = values[0] + values[1] + values[2] + values[3]
+    out = []
+    for a in actions:
+        t = a >> 2
+        e = a & 3
+        p = pips[e]
+        count = total - values[e] + (p + p if IS_DOUBLE[t] else OTHER_HALF[t][p])
+        out.append(count if count % 5 == 0 else 0)
+    return out

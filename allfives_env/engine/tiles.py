@@ -117,14 +117,21 @@ def tiles_mask(tiles) -> int:
     return m
 
 
+def _half_pip_table(first: int) -> list[int]:
+    table = [0] * (1 << 14)
+    for m in range(1, 1 << 14):
+        low = m & -m
+        table[m] = table[m ^ low] + TILE_PIPS[first + low.bit_length() - 1]
+    return table
+
+
+_PIPS_LO = _half_pip_table(0)
+_PIPS_HI = _half_pip_table(14)
+
+
 def mask_pips(mask: int) -> int:
     """Total pips on the tiles of a mask."""
-    total = 0
-    while mask:
-        low = mask & -mask
-        total += TILE_PIPS[low.bit_length() - 1]
-        mask ^= low
-    return total
+    return _PIPS_LO[mask & 0x3FFF] + _PIPS_HI[mask >> 14]
 
 
 def round_to_five(pips: int) -> int:

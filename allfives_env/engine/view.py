@@ -7,7 +7,7 @@ information (other hands, the boneyard's order); other players' draws appear wit
 from __future__ import annotations
 
 from .events import LEAD, PLAY, event_to_dict, public_event
-from .layout import Layout
+from .layout import Layout, placement_points, placements_points
 from .rules import Rules
 from .tiles import WEST, mask_tiles
 
@@ -44,21 +44,26 @@ class PlayerView:
     )
 
     def __init__(self, game, seat: int) -> None:
-        n = game.num_players
-        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
-            raise ValueError(f"seat must be 0..{n - 1}, got {seat!r}")
+        if type(seat) is not int or not 0 <= seat < game.num_players:
+            raise ValueError(f"seat must be 0..{game.num_players - 1}, got {seat!r}")
         layout = game.layout
+        hands = game.hands
+        to_act = game.current_player
         self.seat = seat
         self.rules: Rules = game.rules
         #: mask of the tiles in this seat's hand
-        self.hand: int = game.hands[seat]
-        self.current_player: int = game.current_player
-        #: legal action ids when this seat is to act, else an empty list
-        self.legal_actions: list[int] = game.legal_actions() if game.current_player == seat else []
-        #: the tile this seat just drew and must place, or -1
-        self.forced_tile: int = game.forced if game.current_player == seat else -1
+        self.hand: int = hands[seat]
+        self.current_player: int = to_act
+        if to_act == seat:
+            #: legal action ids when this seat is to act, else an empty list
+            self.legal_actions: list[int] = game.legal_actions()
+            #: the tile this seat just drew and must place, or -1
+            self.forced_tile: int = game.forced
+        else:
+            self.legal_actions = []
+            self.forced_tile = -1
         self.scores: tuple[int, ...] = tuple(game.scores)
-        self.tile_counts: tuple[int, ...] = tuple(h.bit_count() for h in game.hands)
+        self.tile_counts: tuple[int, ...] = tuple(map(int.bit_count, hands))
         #: tiles left in the boneyard (the reserve included)
         self.boneyard_size: int = len(game.boneyard) - game.draw_pos
         #: tiles that can still be drawn
@@ -81,10 +86,10 @@ class PlayerView:
         self.played: int = layout.played
         #: the lead tile, or -1 before the lead
         self.lead: int = layout.lead
-        self.hand_index: int = game.hand_index
+        self.hand_index: int = len(game.hand_logs) - 1
         self.starter: int = game.starter
         self._layout = layout
-        self._arm_lens = tuple(len(a) for a in layout.arms)
+        self._arm_lens = tuple(map(len, layout.arms))
         self._events = game.events
         self._num_events = len(game.events)
 
@@ -118,6 +123,14 @@ class PlayerView:
     @property
     def is_my_turn(self) -> bool:
         return self.current_player == self.seat
+
+    def points_of(self, action: int) -> int:
+        """Points a legal action of this seat would score now."""
+        return placement_points(self.pips, self.values, self.lead < 0, action >> 2, action & 3)
+
+    def move_points(self) -> list[int]:
+        """Points each of ``legal_actions`` would score now, in the same order."""
+        return placements_points(self.pips, self.values, self.lead < 0, self.legal_actions)
 
     def layout_copy(self) -> Layout:
         """An independent ``Layout`` equal to the one this view saw (for search)."""

@@ -1,0 +1,310 @@
+"""PettingZoo AEC environment for All Fives (``all_fives_v0``).
+
+Agents are ``player_0 .. player_{n-1}`` (seats in turn order). The agent selected to act always has
+a choice: forced draws and passes are carried out by the engine, and appear in the next
+observation (tile counts, boneyard, known-missing pips) and in ``infos[agent]["events"]``.
+
+Spaces: action ``Discrete(112)`` with the engine's action ids (``4 * tile + end``); observation
+``Dict(observation=Box(-1, 1, (OBS_SIZE,), float32), action_mask=Box(0, 1, (112,), int8))``,
+egocentric, documented in ``allfives_env.observation`` and docs/observation.md. The mask is all
+zeros for agents not to move.
+
+Options (besides every rules option of the engine):
+
+- ``episode="game"`` (default): an episode is a whole game to the target. ``"hand"``: one hand of a
+  fresh game; the episode ends when the hand ends (or a side reaches the target in it).
+- ``reward="points"`` (default): after each step, every side's score change ``d`` is zero-summed:
+  side ``i`` gets ``d_i - (sum of the other sides' d) / (sides - 1)``; both partners receive
+  their side's reward. Over an episode of two sides an agent's rewards add up to its side's final
+  score minus the other side's. ``"win"``: 0 until the end, then +1 for the winning side and -1
+  for each losing side with two sides; with three or four sides +1 for the winner and
+  ``-1 / (sides - 1)`` for the others. (In ``"hand"`` episodes the side with the highest score
+  after the hand wins; a tie for highest, or a game stopped by ``max_hands``, gives 0 to all.)
+- ``max_hands``: stop a game after that many hands (a truncation for every agent).
+
+Illegal actions: ``raw_env`` raises the engine's ``IllegalMoveError`` (the state is unchanged);
+``env()`` adds PettingZoo's standard wrappers, which end the game for everyone, give the offender
+-1, and put the engine's explanation in ``infos[agent]["illegal_move"]``.
+"""
+
+from __future__ import annotations
+
+import operator
+import random
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from allfives_env.engine import Game, Rules
+from allfives_env.engine.errors import GameOverError, IllegalMoveError
+from allfives_env.engine.events import public_event
+from allfives_env.engine.tiles import NUM_ACTIONS
+from allfives_env.observation import OBS_SIZE, OBS_VERSION, action_mask, encode
+from allfives_env.render import render_view
+
+EPISODES = ("game", "hand")
+REWARDS = ("points", "win")
+
+
+def zero_sum(deltas: list[int]) -> list[float]:
+    """Per side: its change minus the mean change of the other sides (sums to zero)."""
+    k = len(deltas)
+    total = sum(deltas)
+    return [d - (total - d) / (k - 1) for d in deltas]
+
+
+def win_rewards(scores: list[int], winner: int | None) -> list[float]:
+    """Per side: +1 for the winner, the loss spread so that the rewards sum to zero (all 0 with no winner)."""
+    k = len(scores)
+    if winner is None:
+        return [0.0] * k
+    loss = -1.0 if k == 2 else -1.0 / (k - 1)
+    return [1.0 if side == winner else loss for side in range(k)]
+
+
+def hand_winner(scores: list[int]) -> int | None:
+    """The side with the strictly highest score, else None."""
+    best = max(scores)
+    return scores.index(best) if scores.count(best) == 1 else None
+
+
+class raw_env(AECEnv):
+    """All Fives as a PettingZoo AEC environment (no wrappers; illegal actions raise)."""
+
+    metadata = {
+        "name": "all_fives_v0",
+        "is_parallelizable": False,
+        "render_modes": ["ansi", "human"],
+        "render_fps": 1,
+        "obs_version": OBS_VERSION,
+    }
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        episode: str = "game",
+        reward: str = "points",
+        max_hands: int | None = None,
+        **rule_options,
+    ) -> None:
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {', '.join(EPISODES)}, got {episode!r}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
+        if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1):
+            raise ValueError(f"max_hands must be a positive integer or None, got {max_hands!r}")
+        self.rules = Rules.make(**rule_options)
+        self.render_mode = render_mode
+        self.episode = episode
+        self.reward_kind = reward
+        self.max_hands = 1 if episode == "hand" else max_hands
+        n = self.rules.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(-1.0, 1.0, (OBS_SIZE,), np.float32),
+                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self._seeder: random.Random | None = None
+        self.game: Game | None = None
+
+    def __getattr__(self, name):
+        # only reached when normal lookup fails: the episode attributes before the first reset
+        if name in _HOT or name == "num_agents":
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Deal a new game. ``seed`` fixes it (and the games of later seedless resets)."""
+        if seed is not None:
+            self._seeder = random.Random(seed)
+        elif self._seeder is None:
+            self._seeder = random.Random(random.SystemRandom().randrange(2**63))
+        self.game = Game(self.rules, self._seeder.getrandbits(63), max_hands=self.max_hands)
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self._skip_agent_selection = None
+        self._rewards_dirty = False
+        self.agent_selection = self.possible_agents[self.game.current_player]
+        self.infos[self.agent_selection] = {"events": self._public_events(0, self.game.current_player)}
+
+    def _public_events(self, start: int, seat: int) -> list[tuple]:
+        return [public_event(e, seat) for e in self.game.events[start:]]
+
+    def observe(self, agent):
+        view = self.game.view(self._seat[agent])
+        return {"observation": encode(view), "action_mask": action_mask(view)}
+
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self.game
+        if self._rewards_dirty:
+            self._clear_rewards()
+            self._rewards_dirty = False
+        scores = game.scores  # the engine updates this list in place
+        before = scores[:]
+        hands_before = len(game.hand_logs)
+        n_events = len(game.events)
+        game.step(action)
+        self._cumulative_rewards[agent] = 0.0
+        if scores != before and self.reward_kind == "points":
+            self._give(zero_sum([a - b for a, b in zip(scores, before)]))
+        start = n_events if len(game.hand_logs) == hands_before else 0
+        if game.over:
+            if self.reward_kind == "win":
+                winner = game.winner if self.episode == "game" else hand_winner(scores)
+                self._give(win_rewards(scores, winner))
+            dead = self.truncations if game.winner is None and self.episode == "game" else self.terminations
+            for a in self.agents:
+                dead[a] = True
+                self.infos[a] = {"events": self._public_events(start, self._seat[a])}
+            self._accumulate_rewards()
+            self._deads_step_first()
+        else:
+            seat = game.current_player
+            nxt = self.possible_agents[seat]
+            self.infos[nxt] = {"events": self._public_events(start, seat)}
+            self.agent_selection = nxt
+            if self._rewards_dirty:
+                self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _give(self, per_side: list[float]) -> None:
+        side_of = self.rules.side_of
+        rewards = self.rewards
+        for a, seat in self._seat.items():
+            rewards[a] = per_side[side_of[seat]]
+        self._rewards_dirty = True
+
+    # ------------------------------------------------------------------ extras
+    def render(self) -> str | None:
+        """``ansi``: the picture as a string; ``human``: print it. Seen by the agent to act."""
+        if self.render_mode is None:
+            return None
+        if self.game is None:
+            text = "All Fives: call reset() first"
+        else:
+            seat = self._seat.get(self.agent_selection, 0)
+            text = render_view(self.game.view(seat))
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    def state(self) -> np.ndarray:
+        """The acting seat's observation vector (a global state is not part of this environment)."""
+        return self.observe(self.agent_selection)["observation"]
+
+    def describe_illegal(self, action) -> str:
+        """Why ``action`` is illegal for the agent to act (the engine's message), or '' if it is legal."""
+        try:
+            self.game._check(action)
+        except (IllegalMoveError, GameOverError) as exc:
+            return str(exc)
+        return ""
+
+
+class IllegalMoveInfo(wrappers.TerminateIllegalWrapper):
+    """PettingZoo's ``TerminateIllegalWrapper`` that also says why, in ``infos[agent]["illegal_move"]``."""
+
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        message = ""
+        if self._prev_obs is None and not (self.terminations.get(agent) or self.truncations.get(agent)):
+            self.observe(agent)
+        prev = self._prev_obs
+        if (
+            prev is not None
+            and action is not None
+            and not (self.terminations.get(agent) or self.truncations.get(agent))
+            and not prev["action_mask"][action]
+        ):
+            message = self.env.unwrapped.describe_illegal(action)
+        super().step(action)
+        if message and self._terminated:
+            for a in self.infos:
+                self.infos[a]["illegal_move"] = f"{agent}: {message}"
+
+
+#: attributes read at every decision (by ``last``, ``agent_iter`` and the wrappers themselves)
+_HOT = ("agent_selection", "agents", "terminations", "truncations", "rewards", "infos", "_cumulative_rewards")
+
+
+class _FastAttributes:
+    """Mixin for PettingZoo wrappers: read the hot attributes straight from the raw env.
+
+    PettingZoo's wrappers forward attributes through ``__getattr__``, which runs only after a failed
+    lookup, at every layer; at ~20 reads per decision that is a large part of a step's cost. Here
+    each is a C-level ``attrgetter`` on the raw env. Reading one before ``reset`` still raises
+    ``AttributeError("... cannot be accessed before reset")`` (from ``raw_env.__getattr__``).
+    """
+
+    def __init__(self, env, *args, **kwargs):
+        super().__init__(env, *args, **kwargs)
+        self._raw = env.unwrapped
+
+
+def _forward(name: str) -> property:
+    def put(self, value):
+        setattr(self._raw, name, value)
+
+    return property(operator.attrgetter(f"_raw.{name}"), put)
+
+
+for _name in _HOT:
+    setattr(_FastAttributes, _name, _forward(_name))
+
+
+class _Bounds(_FastAttributes, wrappers.AssertOutOfBoundsWrapper):
+    """``AssertOutOfBoundsWrapper`` with a quick path for plain in-range ints (what ``contains`` accepts)."""
+
+    def step(self, action) -> None:
+        if type(action) is int and 0 <= action < NUM_ACTIONS:
+            self.env.step(action)
+        else:
+            super().step(action)
+
+
+class _Illegal(_FastAttributes, IllegalMoveInfo):
+    pass
+
+
+class _Order(_FastAttributes, wrappers.OrderEnforcingWrapper):
+    def __str__(self) -> str:
+        return str(self.env)
+
+
+def env(**kwargs):
+    """The environment with PettingZoo's standard wrappers (illegal moves end the game, -1 to the offender)."""
+    e = raw_env(**kwargs)
+    e = _Illegal(e, illegal_reward=-1)
+    e = _Bounds(e)
+    e = _Order(e)
+    return e

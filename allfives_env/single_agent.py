@@ -1,0 +1,230 @@
+"""Gymnasium single-agent All Fives for Stable-Baselines3: the learner plays one seat (or one side).
+
+Every other seat is played inside the environment by agents (``agents.Agent`` objects, functions
+``f(view) -> action``, or specs such as ``"greedy"``). The learner's trajectory holds only its own
+observations and rewards: the observation is always the learner's (or, with
+``control_partner=True``, the acting seat of the learner's side), and each reward is the
+zero-summed change of the learner's side's score since its previous decision (for the first
+decision: since the deal), so points scored by anyone while the others play are all delivered,
+including on the final step. Over a two-sided episode the rewards add up to the learner side's
+final score minus the other side's (times ``reward_scale``).
+
+``action_masks()`` gives the legal actions, so MaskablePPO works under ``SubprocVecEnv`` without
+``ActionMasker``. Options are those of ``allfives_env.aec.raw_env`` (``episode``, ``reward``,
+``max_hands``, every rules option) plus the ones documented on ``SingleAgentEnv``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from allfives_env.aec import EPISODES, REWARDS, hand_winner, win_rewards, zero_sum
+from allfives_env.engine import Game, Rules
+from allfives_env.engine.tiles import NUM_ACTIONS
+from allfives_env.observation import OBS_SIZE, OBS_VERSION, encode
+from allfives_env.render import render_view
+
+
+def _as_agents(value, what: str) -> list:
+    from agents import make_agent
+
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not items:
+        raise ValueError(f"{what} must name at least one agent")
+    return [make_agent(item) for item in items]
+
+
+class SingleAgentEnv(gym.Env):
+    """The learner against agents played inside the environment.
+
+    Args:
+        opponents: an agent, a spec string, a function, or a list of them; for each episode every
+            opponent seat gets one drawn from the list (``opponent_weights`` sets the odds).
+        partner: who plays the learner's partner in a partnership game (default: drawn like the
+            opponents). Ignored when ``control_partner`` is true.
+        seat: the learner's seat, or ``None`` for a random seat each episode.
+        control_partner: in a partnership game, the learner plays both seats of its side.
+        reward_scale: multiplies every reward (points are large numbers; 0.01 suits PPO).
+        illegal_action: ``"raise"`` (default): an illegal action raises the engine's
+            ``IllegalMoveError`` and changes nothing; ``"lose"``: it ends the episode
+            (terminated) with reward ``illegal_reward`` and the engine's message in
+            ``info["illegal_move"]`` (for algorithms without action masking).
+        episode, reward, max_hands, render_mode, and rules options: as in ``raw_env``.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1, "obs_version": OBS_VERSION}
+
+    def __init__(
+        self,
+        opponents: Any = "random",
+        partner: Any = None,
+        seat: int | None = None,
+        control_partner: bool = False,
+        opponent_weights: Sequence[float] | None = None,
+        episode: str = "game",
+        reward: str = "points",
+        reward_scale: float = 1.0,
+        illegal_action: str = "raise",
+        illegal_reward: float = -1.0,
+        max_hands: int | None = None,
+        render_mode: str | None = None,
+        **rule_options,
+    ) -> None:
+        super().__init__()
+        self.rules = Rules.make(**rule_options)
+        n = self.rules.num_players
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {', '.join(EPISODES)}, got {episode!r}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n):
+            raise ValueError(f"seat must be None or a seat 0..{n - 1}, got {seat!r}")
+        if control_partner and not self.rules.partnerships:
+            raise ValueError("control_partner needs a partnership game (num_players=4, partnerships=True)")
+        if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1):
+            raise ValueError(f"max_hands must be a positive integer or None, got {max_hands!r}")
+        if illegal_action not in ("raise", "lose"):
+            raise ValueError(f"illegal_action must be 'raise' or 'lose', got {illegal_action!r}")
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        self.episode = episode
+        self.reward_kind = reward
+        self.reward_scale = float(reward_scale)
+        self.max_hands = 1 if episode == "hand" else max_hands
+        self.fixed_seat = seat
+        self.control_partner = control_partner
+        self.render_mode = render_mode
+        self.set_opponents(opponents, opponent_weights)
+        self.partner_agents = None if partner is None else _as_agents(partner, "partner")
+        self.observation_space = spaces.Box(-1.0, 1.0, (OBS_SIZE,), np.float32)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.game: Game | None = None
+        self.seat = 0
+        self._seat_agents: list = []
+        self._mine: tuple[int, ...] = ()
+        self._last_zs = 0.0
+        self._lost_by_illegal = False
+
+    def set_opponents(self, opponents, weights: Sequence[float] | None = None) -> None:
+        """Replace the opponent list (takes effect at the next reset); usable through ``env_method``."""
+        self.opponent_agents = _as_agents(opponents, "opponents")
+        if weights is not None:
+            weights = [float(w) for w in weights]
+            if len(weights) != len(self.opponent_agents) or any(w < 0 for w in weights) or not sum(weights) > 0:
+                raise ValueError("opponent_weights must give one non-negative weight per opponent, not all zero")
+            total = sum(weights)
+            weights = [w / total for w in weights]
+        self.opponent_weights = weights
+
+    # ------------------------------------------------------------------ gym API
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        rng = self.np_random
+        n = self.rules.num_players
+        for _ in range(1000):
+            self.seat = int(rng.integers(n)) if self.fixed_seat is None else self.fixed_seat
+            if self.control_partner:
+                self._mine = (self.seat, (self.seat + 2) % 4)
+            else:
+                self._mine = (self.seat,)
+            self._seat_agents = [None] * n
+            for s in range(n):
+                if s in self._mine:
+                    continue
+                pool = self.opponent_agents
+                weights = self.opponent_weights
+                if self.partner_agents is not None and self.rules.partnerships and s == (self.seat + 2) % 4:
+                    pool, weights = self.partner_agents, None
+                agent = pool[int(rng.choice(len(pool), p=weights))]
+                agent.reset(int(rng.integers(2**63 - 1)))
+                self._seat_agents[s] = agent
+            self.game = Game(self.rules, int(rng.integers(2**63 - 1)), max_hands=self.max_hands)
+            self._last_zs = 0.0
+            self._lost_by_illegal = False
+            self._play_others()
+            if not self.game.over:
+                break
+        else:  # pragma: no cover - needs a target that the first moves reach every time
+            raise RuntimeError("every deal ended before the learner's first move; raise target_score")
+        return self._obs(), self._info()
+
+    def step(self, action):
+        if self.game is None:
+            raise RuntimeError("call reset() before step()")
+        if self.game.over or self._lost_by_illegal:
+            raise RuntimeError("the episode is over; call reset()")
+        if self.illegal_action == "lose" and not self.game.is_legal(action):
+            message = str(self._illegal_error(action))
+            self._lost_by_illegal = True
+            info = self._info()
+            info["illegal_move"] = message
+            return self._obs(), self.illegal_reward, True, False, info
+        self.game.step(int(action))
+        self._play_others()
+        game = self.game
+        terminated = game.over and (game.winner is not None or self.episode == "hand")
+        truncated = game.over and not terminated
+        reward = self._reward_since_last()
+        if game.over and self.reward_kind == "win":
+            winner = game.winner if self.episode == "game" else hand_winner(game.scores)
+            reward = win_rewards(game.scores, winner)[self.rules.side_of[self.seat]] * self.reward_scale
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), float(reward), terminated, truncated, self._info()
+
+    def _illegal_error(self, action):
+        try:
+            self.game.step(action)  # raises, changing nothing
+        except Exception as exc:  # IllegalMoveError, or TypeError for a non-integer
+            return exc
+        raise AssertionError("is_legal and step disagree")  # pragma: no cover
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean mask of the legal actions for the learner's current decision."""
+        mask = np.zeros(NUM_ACTIONS, dtype=bool)
+        if self.game is not None and not self.game.over:
+            mask[self.game.legal_actions()] = True
+        return mask
+
+    def render(self):
+        if self.render_mode is None or self.game is None:
+            return None
+        text = render_view(self.game.view(self._viewer()))
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    # ------------------------------------------------------------------ internals
+    def _viewer(self) -> int:
+        game = self.game
+        return game.current_player if not game.over and game.current_player in self._mine else self.seat
+
+    def _play_others(self) -> None:
+        game = self.game
+        mine = self._mine
+        agents = self._seat_agents
+        while not game.over and game.current_player not in mine:
+            seat = game.current_player
+            game.step(agents[seat].act(game.view(seat)))
+
+    def _reward_since_last(self) -> float:
+        if self.reward_kind != "points":
+            return 0.0
+        zs = zero_sum(self.game.scores)[self.rules.side_of[self.seat]]
+        reward = zs - self._last_zs
+        self._last_zs = zs
+        return reward * self.reward_scale
+
+    def _obs(self) -> np.ndarray:
+        return encode(self.game.view(self._viewer()))
+
+    def _info(self) -> dict:
+        game = self.game
+        return {"seat": self.seat, "scores": tuple(game.scores), "hand": game.hand_index, "winner": game.winner}

@@ -1,0 +1,110 @@
+"""Environment speed: decisions/s of the All Fives AEC env beside PettingZoo connect_four_v3 and
+OpenSpiel python_team_dominoes, in the same run.
+
+Each contestant plays complete episodes with uniformly random legal actions and builds the
+observation of the player to act at every decision: for the PettingZoo envs through the usual
+``agent_iter`` / ``last`` / ``step`` loop (default wrappers, or ``--raw`` for the unwrapped envs on both
+sides), for OpenSpiel with ``observation_tensor()``. Rounds are interleaved so machine noise hits
+all alike; the medians and the ratios are printed.
+
+    python benchmarks/env_speed.py --seconds 15
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+
+import numpy as np
+
+
+def pettingzoo_decisions(make_env, seconds: float, seed: int) -> tuple[int, float]:
+    env = make_env()
+    rng = random.Random(seed)
+    decisions = 0
+    episode = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        env.reset(seed=seed + episode)
+        episode += 1
+        for agent in env.agent_iter():
+            obs, reward, terminated, truncated, info = env.last()
+            if terminated or truncated:
+                action = None
+            else:
+                legal = np.flatnonzero(obs["action_mask"])
+                action = int(legal[rng.randrange(len(legal))])
+                decisions += 1
+            env.step(action)
+    return decisions, time.perf_counter() - start
+
+
+def openspiel_decisions(seconds: float, seed: int) -> tuple[int, float]:
+    import pyspiel
+    from open_spiel.python.games import team_dominoes  # noqa: F401  (registers the python game)
+
+    game = pyspiel.load_game("python_team_dominoes")
+    rng = random.Random(seed)
+    decisions = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                state.apply_action(rng.choice(state.chance_outcomes())[0])
+            else:
+                np.asarray(state.observation_tensor(state.current_player()), dtype=np.float32)
+                state.apply_action(rng.choice(state.legal_actions()))
+                decisions += 1
+    return decisions, time.perf_counter() - start
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=15.0, help="seconds per contestant in all (default 15)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--players", type=int, default=4, help="All Fives players (default 4, as team dominoes)")
+    parser.add_argument("--raw", action="store_true", help="unwrapped PettingZoo envs on both sides")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        import pyspiel  # noqa: F401
+        from pettingzoo.classic import connect_four_v3
+    except ImportError as exc:
+        parser.exit(2, f"missing a peer ({exc.name}): pip install -e '.[bench]'\n")
+    import allfives_env.aec as aec
+
+    if args.raw:
+        ours = lambda: aec.raw_env(num_players=args.players)  # noqa: E731
+        c4 = lambda: connect_four_v3.raw_env()  # noqa: E731
+    else:
+        ours = lambda: aec.env(num_players=args.players)  # noqa: E731
+        c4 = lambda: connect_four_v3.env()  # noqa: E731
+    per_round = args.seconds / args.rounds
+    rates = {"allfives": [], "connect_four_v3": [], "python_team_dominoes": []}
+    for r in range(args.rounds):
+        d, s = pettingzoo_decisions(ours, per_round, args.seed + 1000 * r)
+        rates["allfives"].append(d / s)
+        d, s = pettingzoo_decisions(c4, per_round, args.seed + 1000 * r)
+        rates["connect_four_v3"].append(d / s)
+        d, s = openspiel_decisions(per_round, args.seed + r)
+        rates["python_team_dominoes"].append(d / s)
+    med = {k: statistics.median(v) for k, v in rates.items()}
+    ratio_c4 = statistics.median(a / b for a, b in zip(rates["allfives"], rates["connect_four_v3"]))
+    ratio_os = statistics.median(a / b for a, b in zip(rates["allfives"], rates["python_team_dominoes"]))
+    kind = "raw" if args.raw else "wrapped"
+    print(f"All Fives AEC ({args.players}p, {kind}):        {med['allfives']:>10,.0f} decisions/s")
+    print(f"PettingZoo connect_four_v3 ({kind}):   {med['connect_four_v3']:>10,.0f} decisions/s   ratio {ratio_c4:.2f}x")
+    print(f"OpenSpiel python_team_dominoes:      {med['python_team_dominoes']:>10,.0f} decisions/s   ratio {ratio_os:.2f}x")
+    if args.json:
+        print(json.dumps({"decisions_per_s": {k: round(v) for k, v in med.items()}, "ratio_connect_four": round(ratio_c4, 2),
+                          "ratio_team_dominoes": round(ratio_os, 2), "wrapped": not args.raw, "players": args.players}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

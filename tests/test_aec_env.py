@@ -1,0 +1,206 @@
+"""The PettingZoo AEC environment: PettingZoo's own API tests, rewards, illegal moves, registration."""
+
+import pickle
+import random
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from pettingzoo.test import api_test, render_test, seed_test
+
+from allfives_env.aec import env, raw_env
+from allfives_env.engine import IllegalMoveError
+
+VARIANTS = {
+    "2p": dict(num_players=2),
+    "3p": dict(num_players=3),
+    "4p-partners": dict(num_players=4),
+    "4p-cut-throat": dict(num_players=4, partnerships=False),
+}
+
+
+@pytest.fixture(autouse=True)
+def quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_pettingzoo_api_seed_render_and_pickle(variant):
+    opts = VARIANTS[variant]
+    api_test(env(**opts), num_cycles=300)
+    seed_test(lambda: env(**opts), num_cycles=300)
+    render_test(lambda render_mode=None: env(render_mode=render_mode, **opts))
+    e = env(**opts)
+    e.reset(seed=3)
+    for _ in range(5):
+        obs, *_ = e.last()
+        e.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    copy = pickle.loads(pickle.dumps(e))
+    assert copy.agent_selection == e.agent_selection
+    np.testing.assert_array_equal(copy.observe(copy.agent_selection)["observation"], e.observe(e.agent_selection)["observation"])
+
+
+def play_episode(e, seed, rng):
+    """Random masked actions through the agent_iter loop; returns each agent's summed rewards."""
+    e.reset(seed=seed)
+    totals = {a: 0.0 for a in e.possible_agents}
+    for agent in e.agent_iter():
+        obs, reward, term, trunc, info = e.last()
+        totals[agent] += reward
+        if term or trunc:
+            e.step(None)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        e.step(int(rng.choice(legal)))
+    return totals
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_points_rewards_sum_to_final_score_differences(variant):
+    e = env(**VARIANTS[variant], target_score=100)
+    raw = e.unwrapped
+    rng = random.Random(0)
+    for seed in range(3):
+        totals = play_episode(e, seed, rng)
+        scores = raw.game.scores
+        side_of = raw.rules.side_of
+        k = len(scores)
+        for agent, total in totals.items():
+            side = side_of[raw._seat[agent]]
+            others = (sum(scores) - scores[side]) / (k - 1)
+            assert total == pytest.approx(scores[side] - others)
+        assert sum(totals.values()) == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_win_rewards(variant):
+    e = env(**VARIANTS[variant], target_score=60, reward="win")
+    raw = e.unwrapped
+    totals = play_episode(e, 1, random.Random(1))
+    winner = raw.game.winner
+    k = raw.rules.num_sides
+    for agent, total in totals.items():
+        side = raw.rules.side_of[raw._seat[agent]]
+        assert total == pytest.approx(1.0 if side == winner else (-1.0 if k == 2 else -1.0 / (k - 1)))
+
+
+def test_hand_episodes_end_after_one_hand():
+    e = env(num_players=2, episode="hand")
+    raw = e.unwrapped
+    rng = random.Random(2)
+    for seed in range(5):
+        totals = play_episode(e, seed, rng)
+        assert len(raw.game.hand_logs) == 1 and raw.game.hand_logs[0].result is not None
+        scores = raw.game.scores
+        assert totals["player_0"] == pytest.approx(scores[0] - scores[1])
+
+
+def test_max_hands_truncates():
+    e = env(num_players=2, max_hands=2)
+    e.reset(seed=0)
+    for agent in e.agent_iter():
+        obs, reward, term, trunc, info = e.last()
+        if term or trunc:
+            assert trunc and not term
+            e.step(None)
+            continue
+        e.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    assert len(e.unwrapped.game.hand_logs) == 2
+
+
+def test_raw_env_raises_the_engine_error_and_changes_nothing():
+    e = raw_env(num_players=2)
+    e.reset(seed=5)
+    agent = e.agent_selection
+    before = e.observe(agent)
+    illegal = int(np.flatnonzero(before["action_mask"] == 0)[0])
+    with pytest.raises(IllegalMoveError, match="illegal move for player"):
+        e.step(illegal)
+    after = e.observe(agent)
+    assert e.agent_selection == agent
+    np.testing.assert_array_equal(before["observation"], after["observation"])
+
+
+def test_wrapped_env_ends_the_game_on_an_illegal_move_and_says_why():
+    e = env(num_players=3)
+    e.reset(seed=5)
+    agent = e.agent_selection
+    obs, *_ = e.last()
+    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    e.step(illegal)
+    assert all(e.terminations.values())
+    assert e._cumulative_rewards[agent] == -1
+    message = e.infos[agent]["illegal_move"]
+    assert message.startswith(f"{agent}: illegal move for player") and "legal moves:" in message
+    with pytest.raises(AssertionError):
+        e2 = env(num_players=2)
+        e2.reset(seed=0)
+        e2.step(112)
+
+
+def test_reading_before_reset_is_a_clear_error():
+    e = env()
+    with pytest.raises(AttributeError, match="agent_selection cannot be accessed before reset"):
+        e.agent_selection
+
+
+def test_infos_report_forced_draws_and_passes():
+    e = raw_env(num_players=2)
+    e.reset(seed=0)
+    rng = random.Random(0)
+    seen = set()
+    while not any(e.terminations.values()):
+        agent = e.agent_selection
+        seat = int(agent.split("_")[1])
+        for ev in e.infos[agent]["events"]:
+            seen.add(ev[0])
+            if ev[0] == 1 and ev[1] != seat:
+                assert ev[2] == -1, "other players' draws are hidden"
+        obs = e.observe(agent)
+        e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert {0, 1, 2} <= seen, "plays, draws and passes all appeared in infos"
+
+
+@settings(max_examples=25, deadline=None)
+@given(variant=st.sampled_from(list(VARIANTS)), seed=st.integers(0, 2**31), move_seed=st.integers(0, 2**31))
+def test_mask_always_equals_the_engine_legal_moves(variant, seed, move_seed):
+    e = raw_env(**VARIANTS[variant], target_score=80)
+    e.reset(seed=seed)
+    rng = random.Random(move_seed)
+    while not any(e.terminations.values()) and not any(e.truncations.values()):
+        game = e.game
+        for agent in e.agents:
+            mask = e.observe(agent)["action_mask"]
+            if agent == e.agent_selection:
+                assert list(np.flatnonzero(mask)) == game.legal_actions()
+            else:
+                assert not mask.any()
+        mask = e.observe(e.agent_selection)["action_mask"]
+        e.step(int(rng.choice(np.flatnonzero(mask))))
+
+
+def test_registered_with_pettingzoo_and_gymnasium():
+    import gymnasium
+    import pettingzoo
+
+    import allfives_env  # noqa: F401
+
+    e = pettingzoo.make("aec", "allfives/all_fives-v0", num_players=3)
+    e.reset(seed=0)
+    assert e.metadata["name"] == "all_fives_v0" and len(e.possible_agents) == 3
+    g = gymnasium.make("AllFives-v0", opponents="random")
+    obs, info = g.reset(seed=0)
+    assert obs.shape == g.observation_space.shape
+    assert gymnasium.make("allfives/AllFives-v0").spec.id == "allfives/AllFives-v0"
+
+
+def test_bad_options_are_named():
+    with pytest.raises(ValueError, match="episode must be one of game, hand"):
+        raw_env(episode="set")
+    with pytest.raises(ValueError, match="reward must be one of points, win"):
+        raw_env(reward="money")
+    with pytest.raises(ValueError, match="num_players must be 2, 3 or 4"):
+        raw_env(num_players=6)

@@ -1,0 +1,28 @@
+"""Tiny-budget runs of the benchmark scripts (their figures are recorded in the issue notes, not asserted)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(
+    "script, keys",
+    [
+        ("engine_speed.py", {"allfives_moves_per_s", "openspiel_block_dominoes_moves_per_s", "ratio_median"}),
+        ("env_speed.py", {"decisions_per_s", "ratio_connect_four", "ratio_team_dominoes"}),
+    ],
+)
+def test_benchmark_runs_and_reports_json(script, keys):
+    pytest.importorskip("pyspiel")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / script), "--seconds", "0.3", "--rounds", "1", "--json"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert keys <= set(report)

@@ -1,0 +1,114 @@
+"""The observation spec: every named piece checked against a hand-built position; the doc in sync."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from allfives_env.observation import OBS_SIZE, OBS_VERSION, OFFSETS, PIECES, action_mask, encode, piece, spec_table
+from helpers import A, T, game_from
+
+ROOT = Path(__file__).resolve().parents[1]
+
+HANDS = [
+    ["5-5", "5-0", "0-4", "3-3", "6-6"],
+    ["0-0", "2-2", "4-4", "1-1", "0-6"],
+    ["5-2", "2-3", "0-1", "4-6", "3-4"],
+    ["5-3", "1-6", "2-6", "0-2", "1-3"],
+]
+
+
+@pytest.fixture
+def game():
+    g = game_from(HANDS, boneyard=["4-5", "1-2"], starter=0, num_players=4)
+    g.step(A("5-5", "lead"))  # 10 for side 0; player 1 has no 5, draws 4-5 and must place it
+    assert g.forced == T("4-5")
+    g.step(A("4-5", "west"))
+    g.step(A("5-2", "east"))  # covers the spinner's second side: north and south open
+    g.step(A("5-3", "north"))
+    assert g.current_player == 0
+    return g
+
+
+def one_hot(size, *hot, value=1.0):
+    v = np.zeros(size, np.float32)
+    for h in hot:
+        v[h] = value
+    return v
+
+
+def tiles(*names):
+    return one_hot(28, *[T(n) for n in names])
+
+
+def test_every_piece_of_a_hand_built_position(game):
+    obs = encode(game.view(0))
+    assert obs.shape == (OBS_SIZE,) and obs.dtype == np.float32
+    expect = {
+        "hand": tiles("0-5", "0-4", "3-3", "6-6"),
+        "played": tiles("5-5", "4-5", "2-5", "3-5"),
+        # west shows 4, east 2, north 3, south the spinner's 5
+        "arm_pip": np.concatenate([one_hot(7, 4), one_hot(7, 2), one_hot(7, 3), one_hot(7, 5)]),
+        "arm_open": np.ones(4, np.float32),
+        "arm_double": np.zeros(4, np.float32),
+        "arm_value": np.array([4, 2, 3, 0], np.float32) / 12,
+        "spinner_pip": one_hot(7, 5),
+        "spinner_sides": np.array([1, 1], np.float32),
+        "ends_total": np.array([9 / 60], np.float32),
+        "lead": np.zeros(1, np.float32),
+        "forced": np.zeros(1, np.float32),
+        # legal: 0-4 on west scores 0+2+3 = 5; 0-5 on south 9; 3-3 on north 12
+        "move_points": one_hot(112, A("0-4", "west"), value=5 / 30),
+        "tile_counts": np.array([4, 5, 4, 4], np.float32) / 14,
+        "boneyard": np.array([7, 7], np.float32) / 28,
+        "missing_pips": np.concatenate([np.zeros(7), one_hot(7, 5), np.zeros(7), np.zeros(7)]).astype(np.float32),
+        "scores": np.array([10, 0, 10, 0], np.float32) / 200,
+        "target": np.array([200 / 500], np.float32),
+        "seats": np.ones(4, np.float32),
+        "partner": one_hot(4, 2),
+        "num_players": one_hot(3, 2),
+        "rules": np.array([0, 0, 5 / 14], np.float32),
+        "hand_pips": np.array([(5 + 4 + 6 + 12) / 100], np.float32),
+        "unseen_pips": np.array([5, 7, 6, 5, 5, 2, 6], np.float32) / 7,
+    }
+    assert set(expect) == {name for name, _, _ in PIECES}
+    for name, want in expect.items():
+        np.testing.assert_allclose(piece(obs, name), want, rtol=1e-6, err_msg=name)
+    mask = action_mask(game.view(0))
+    assert mask.dtype == np.int8 and set(np.flatnonzero(mask)) == {A("0-4", "west"), A("0-5", "south"), A("3-3", "north")}
+
+
+def test_observation_is_egocentric(game):
+    obs = encode(game.view(1))
+    np.testing.assert_allclose(piece(obs, "scores"), np.array([0, 10, 0, 10], np.float32) / 200)
+    np.testing.assert_allclose(piece(obs, "missing_pips")[:7], one_hot(7, 5), err_msg="own known-missing pips")
+    np.testing.assert_allclose(piece(obs, "tile_counts"), np.array([5, 4, 4, 4], np.float32) / 14)
+    np.testing.assert_allclose(piece(obs, "hand"), tiles("0-0", "2-2", "4-4", "1-1", "0-6"))
+    assert not piece(obs, "move_points").any() and not action_mask(game.view(1)).any(), "not its turn"
+
+
+def test_smaller_games_leave_absent_seats_zero():
+    g = game_from([["5-5", "0-1"], ["2-3", "1-1"], ["4-4", "0-2"]], num_players=3, hand_end="winner_takes", boneyard_reserve=3)
+    obs = encode(g.view(0))
+    np.testing.assert_allclose(piece(obs, "seats"), [1, 1, 1, 0])
+    np.testing.assert_allclose(piece(obs, "partner"), [0, 0, 0, 0])
+    np.testing.assert_allclose(piece(obs, "num_players"), [0, 1, 0])
+    np.testing.assert_allclose(piece(obs, "rules"), np.array([1, 3 / 28, 2 / 14], np.float32))
+    assert piece(obs, "lead")[0] == 1
+    # the lead: 5-5 scores 10
+    np.testing.assert_allclose(piece(obs, "move_points")[A("5-5", "lead")], 10 / 30)
+
+
+def test_encode_writes_into_out_and_stays_in_bounds(game):
+    out = np.full(OBS_SIZE, 7.0, np.float32)
+    result = encode(game.view(2), out=out)
+    assert result is out
+    np.testing.assert_array_equal(out, encode(game.view(2)))
+    assert out.min() >= -1 and out.max() <= 1
+
+
+def test_docs_table_is_generated_from_the_spec():
+    doc = (ROOT / "docs" / "observation.md").read_text()
+    assert spec_table() in doc, "docs/observation.md is out of date: regenerate it from spec_table()"
+    assert f"OBS_VERSION = {OBS_VERSION}" in doc
+    assert list(OFFSETS) == [name for name, _, _ in PIECES]
