@@ -71,7 +71,12 @@ def mutate(record, how):
         i = first_index(ev, "draw")
         ev[i]["tile"] = [6, 6] if ev[i]["tile"] != [6, 6] else [0, 0]
     elif how == "missing_event":
-        del bad["hands"][0]["events"][-1]
+        h = next(k for k, hand in enumerate(bad["hands"]) if hand["result"]["outcome"] == "domino")
+        del bad["hands"][h]["events"][-1]
+    elif how == "missing_pass":
+        h = hand_with(bad, "pass")
+        ev = bad["hands"][h]["events"]
+        del ev[first_index(ev, "pass")]
     elif how == "wrong_scores_after":
         bad["hands"][0]["result"]["scores_after"][0] += 5
     elif how == "wrong_starter":
@@ -100,7 +105,8 @@ def mutate(record, how):
         ("tile_not_in_hand", r"hand 1 event \d+: illegal tile: the tile is not in the player's hand"),
         ("draw_while_able", r"hand 1 event \d+: draw while able to play"),
         ("draw_out_of_order", r"event \d+: draw out of order"),
-        ("missing_event", r"hand 1: the events end before the hand is over \(player \d to move\)"),
+        ("missing_event", r"hand \d+: the events end before the hand is over \(player \d to move\)"),
+        ("missing_pass", r"hand \d+ event \d+: .*(must pass|'player \d passes')"),
         ("wrong_scores_after", r"hand 1 result scores_after is"),
         ("wrong_starter", r"hand \d+: the starter must be seat \d"),
         ("wrong_winner", r"winner is \d in the record, the rules give \d"),

@@ -1,9 +1,10 @@
 """A game of All Fives: deals, turns, forced draws and passes, scoring, hand ends, the target.
 
 ``Game`` is the one place where the rules of RULES.md are carried out. Everything random comes
-from ``random.Random(seed)``: per hand, one shuffle of the 28 tiles, then (first hand, or after a
-blocked hand) one ``randrange(num_players)`` for the starting seat. The same rules and seed give
-the same game, move for move, given the same moves.
+from the seed: hand ``k`` uses ``random.Random(derive_seed(seed, "hand", k))`` for one shuffle of
+the 28 tiles, then (first hand, or after a blocked hand) one ``randrange(num_players)`` for the
+starting seat. The same rules and seed give the same game, move for move, given the same moves,
+and hand ``k`` is dealt the same whatever happened in earlier hands.
 
 A player is asked to choose (``current_player``, ``legal_actions``) only when they have at least
 one legal placement; draws that cannot be avoided and passes are carried out by the engine and
@@ -22,6 +23,7 @@ from .errors import GameOverError, IllegalMoveError
 from .events import DRAW, LEAD, PASS, PLAY, event_to_dict, tile_json
 from .layout import Layout
 from .rules import Rules
+from .seeding import derive_seed
 from .view import PlayerView
 from .tiles import NUM_ACTIONS, NUM_TILES, TILE_PIPS, mask_tiles, round_to_five, tiles_mask
 
@@ -119,7 +121,6 @@ class Game:
         self.seed = seed
         self.num_players = rules.num_players
         self.max_hands = max_hands
-        self._rng = random.Random(seed)
         self._deals = iter(deals) if deals is not None else None
         self._side_of = rules.side_of
         self._target = rules.target_score
@@ -141,24 +142,27 @@ class Game:
     def _start_hand(self, went_out: int | None) -> None:
         rules = self.rules
         n = self.num_players
+        # each hand draws from its own generator, so hand k's deal does not depend on how earlier
+        # hands went (duplicate tournaments replay the same deals with the seats swapped)
+        rng = random.Random(derive_seed(self.seed, "hand", len(self.hand_logs)))
         deal = next(self._deals, None) if self._deals is not None else None
         if deal is not None:
             deal = Deal(tuple(tuple(h) for h in deal.hands), tuple(deal.boneyard), deal.starter)
             check_deal(rules, deal)
             starter = deal.starter
             if starter is None:
-                starter = went_out if went_out is not None else self._rng.randrange(n)
+                starter = went_out if went_out is not None else rng.randrange(n)
             elif went_out is not None and starter != went_out:
                 raise ValueError(f"the starter must be seat {went_out}, who went out in the previous hand, not seat {starter}")
             hands = [list(h) for h in deal.hands]
             boneyard = list(deal.boneyard)
         else:
             tiles = list(range(NUM_TILES))
-            self._rng.shuffle(tiles)
+            rng.shuffle(tiles)
             k = rules.tiles_per_hand
             hands = [tiles[i * k : (i + 1) * k] for i in range(n)]
             boneyard = tiles[n * k :]
-            starter = went_out if went_out is not None else self._rng.randrange(n)
+            starter = went_out if went_out is not None else rng.randrange(n)
         self.hands = [tiles_mask(h) for h in hands]
         self.boneyard = boneyard
         self.draw_pos = 0
