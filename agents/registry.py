@@ -25,6 +25,18 @@ class AgentType:
 
 AGENTS: dict[str, AgentType] = {
     "random": AgentType("agents.random_agent:RandomAgent", "uniformly random legal move"),
+    "greedy": AgentType("agents.greedy:GreedyAgent", "most points now, heaviest tile on ties"),
+    "expert": AgentType(
+        "agents.expert:ExpertAgent",
+        "hand-written heuristic: points, the reply it allows, hand shape",
+        {name: float for name in ("points", "threat", "partner", "domino", "heavy", "variety", "mobility", "double")},
+    ),
+    "ismcts": AgentType(
+        "agents.ismcts:ISMCTSAgent",
+        "information-set Monte Carlo tree search over sampled hidden hands",
+        {"iters": int, "seconds": float, "rollout": str, "c": float},
+    ),
+    "ppo": AgentType("agents.policy:PPOAgent", "a trained policy (SB3 MaskablePPO zip or exported .npz)", takes_path=True),
 }
 
 

@@ -12,6 +12,8 @@ from .common import CLIError
 COMMANDS = {
     "simulate": "allfives_env.cli.simulate",
     "replay": "allfives_env.cli.replay",
+    "tournament": "allfives_env.cli.tournament",
+    "train": "allfives_env.cli.train",
 }
 
 
@@ -34,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into a command that stopped reading (``| head``)
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

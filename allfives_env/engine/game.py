@@ -138,6 +138,56 @@ class Game:
         self.current_player = -1
         self._start_hand(None)
 
+    @classmethod
+    def resume(
+        cls,
+        rules: Rules,
+        *,
+        hands: list[int],
+        boneyard: list[int],
+        drawable: int,
+        layout: Layout,
+        scores: list[int],
+        current_player: int,
+        forced: int = -1,
+        passes: int = 0,
+        missing: list[int] | None = None,
+        seed: int = 0,
+        max_hands: int | None = 1,
+    ) -> "Game":
+        """A game continuing from a position mid-hand (for search over sampled hidden hands).
+
+        ``hands`` are tile masks per seat, ``boneyard`` the undrawn tiles in draw order of which the
+        first ``drawable`` can be drawn, ``layout`` is used as is (pass a copy). The position is
+        trusted, not checked: it must be one the rules can reach. With the default
+        ``max_hands=1`` the game stops when this hand ends; later hands are dealt from ``seed``.
+        """
+        game = cls.__new__(cls)
+        game.rules = rules
+        game.seed = seed
+        game.num_players = rules.num_players
+        game.max_hands = max_hands
+        game._deals = None
+        game._side_of = rules.side_of
+        game._target = rules.target_score
+        game.scores = list(scores)
+        game.initial_scores = list(scores)
+        game.over = False
+        game.winner = None
+        game.hands = list(hands)
+        game.boneyard = list(boneyard)
+        game.draw_pos = 0
+        game.draw_limit = drawable
+        game.layout = layout
+        game.passes = passes
+        game.missing = list(missing) if missing is not None else [0] * rules.num_players
+        game.forced = forced
+        game.current_player = current_player
+        game.starter = current_player
+        game.events = []
+        game.hand_logs = [HandLog(current_player, [mask_tiles(h) for h in hands], list(boneyard), list(scores), game.events)]
+        return game
+
     # ------------------------------------------------------------------ hands
     def _start_hand(self, went_out: int | None) -> None:
         rules = self.rules

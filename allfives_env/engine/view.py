@@ -37,6 +37,7 @@ class PlayerView:
         "lead",
         "hand_index",
         "starter",
+        "passes",
         "_layout",
         "_arm_lens",
         "_events",
@@ -88,6 +89,8 @@ class PlayerView:
         self.lead: int = layout.lead
         self.hand_index: int = len(game.hand_logs) - 1
         self.starter: int = game.starter
+        #: passes in a row since the last placement (the hand is blocked when every player passed)
+        self.passes: int = game.passes
         self._layout = layout
         self._arm_lens = tuple(map(len, layout.arms))
         self._events = game.events

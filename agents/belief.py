@@ -1,0 +1,85 @@
+"""What a seat can infer about hidden tiles, and sampling hidden hands consistent with its view.
+
+Only public information and the seat's own hand are used: the tiles it has not seen (neither in
+its hand nor on the table), every other seat's tile count, the boneyard size, and the pips each
+seat is known not to hold (tracked by the engine from draws and passes).
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import random
+
+from allfives_env.engine import Game
+from allfives_env.engine.tiles import ALL_TILES_MASK, PIP_TILES, mask_tiles
+
+#: ``TILES_WITH_PIPS[m]``: mask of the tiles showing any pip of the 7-bit mask ``m``
+TILES_WITH_PIPS: tuple[int, ...] = tuple(
+    functools.reduce(operator.or_, (PIP_TILES[p] for p in range(7) if m >> p & 1), 0) for m in range(128)
+)
+
+
+def unseen_mask(view) -> int:
+    """Tiles the seat has not seen: in other hands or in the boneyard."""
+    return ALL_TILES_MASK & ~view.hand & ~view.played
+
+
+def allowed_mask(view, seat: int, unseen: int | None = None) -> int:
+    """Unseen tiles that ``seat`` may hold, given the pips it is known to lack."""
+    if unseen is None:
+        unseen = unseen_mask(view)
+    return unseen & ~TILES_WITH_PIPS[view.missing_pips[seat]]
+
+
+def sample_hidden(view, rng: random.Random, tries: int = 30) -> tuple[list[int], list[int]]:
+    """Hands (tile masks per seat, the viewer's own included) and a boneyard order, consistent with ``view``.
+
+    Seats are filled most-constrained first, each with a uniform sample of the tiles it may hold;
+    if that dead-ends (rare), it retries, and after ``tries`` attempts ignores the known-missing
+    pips rather than fail.
+    """
+    n = view.rules.num_players
+    unseen = unseen_mask(view)
+    counts = view.tile_counts
+    others = [s for s in range(n) if s != view.seat]
+    allow = {s: allowed_mask(view, s, unseen) for s in others}
+    order = sorted(others, key=lambda s: allow[s].bit_count() - counts[s])
+    for attempt in range(tries + 1):
+        strict = attempt < tries
+        hands = [0] * n
+        hands[view.seat] = view.hand
+        remaining = unseen
+        for s in order:
+            pool = mask_tiles(remaining & allow[s] if strict else remaining)
+            if len(pool) < counts[s]:
+                break
+            chosen = 0
+            for t in rng.sample(pool, counts[s]):
+                chosen |= 1 << t
+            hands[s] = chosen
+            remaining &= ~chosen
+        else:
+            boneyard = mask_tiles(remaining)
+            rng.shuffle(boneyard)
+            return hands, boneyard
+    raise ValueError("the view is inconsistent: its tile counts do not fit the unseen tiles")
+
+
+def determinize(view, rng: random.Random, max_hands: int | None = 1) -> Game:
+    """A ``Game`` at the view's position with hidden tiles sampled (the search's "possible world")."""
+    hands, boneyard = sample_hidden(view, rng)
+    return Game.resume(
+        view.rules,
+        hands=hands,
+        boneyard=boneyard,
+        drawable=view.drawable,
+        layout=view.layout_copy(),
+        scores=list(view.scores),
+        current_player=view.current_player,
+        forced=view.forced_tile if view.current_player == view.seat else -1,
+        passes=view.passes,
+        missing=list(view.missing_pips),
+        seed=rng.getrandbits(63),
+        max_hands=max_hands,
+    )

@@ -1,0 +1,35 @@
+"""``greedy``: the legal move that scores the most points now.
+
+Ties are broken, in order, toward: (1) the heavier tile (more pips shed), (2) a double (doubles
+are the hardest tiles to place later), (3) the lower action id (west before east before north
+before south, then the lower tile index). No randomness: greedy is deterministic.
+"""
+
+from __future__ import annotations
+
+from allfives_env.engine.tiles import IS_DOUBLE, TILE_PIPS
+
+from .base import Agent
+
+
+def greedy_action(legal: list[int], points: list[int]) -> int:
+    """The greedy choice among ``legal`` actions scoring ``points`` (same order)."""
+    best = legal[0]
+    best_key = (points[0], TILE_PIPS[best >> 2], IS_DOUBLE[best >> 2])
+    for a, pts in zip(legal, points):
+        key = (pts, TILE_PIPS[a >> 2], IS_DOUBLE[a >> 2])
+        if key > best_key:
+            best, best_key = a, key
+    return best
+
+
+class GreedyAgent(Agent):
+    """Most points now; then heaviest tile; then a double; then the lowest action id."""
+
+    name = "greedy"
+
+    def act(self, view) -> int:
+        legal = view.legal_actions
+        if len(legal) == 1:
+            return legal[0]
+        return greedy_action(legal, view.move_points())

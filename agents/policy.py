@@ -1,0 +1,214 @@
+"""``ppo:PATH``: a trained policy as an agent, run in numpy.
+
+``PATH`` is either an SB3 ``MaskablePPO`` zip (loaded once on the CPU, with torch and SB3) or a
+``.npz`` actor exported from one (``NumpyPolicy.save``: numpy only, loads in milliseconds; the
+training pool's snapshots use it). Either way the actor network (observation -> 112 logits) runs
+as numpy matrix products; the agent plays the legal move with the highest logit.
+
+The observation layout a policy was trained on is checked when it loads: a policy built for
+another observation size or ``OBS_VERSION`` is refused with a message naming both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+
+import numpy as np
+
+from allfives_env.observation import OBS_SIZE, OBS_VERSION, encode
+
+from .base import Agent
+
+METADATA_NAME = "allfives.json"
+_ACTIVATIONS = {
+    "Tanh": np.tanh,
+    "ReLU": lambda x: np.maximum(x, 0.0),
+    "Identity": lambda x: x,
+}
+
+
+class PolicyFileError(ValueError):
+    """A policy file that is missing, corrupt, or built for another observation layout."""
+
+
+class NumpyPolicy:
+    """The actor of a trained policy as numpy arrays: observation -> 112 logits.
+
+    ``kind`` is ``"mlp"`` (SB3's plain MLP policy: hidden layers, then a linear action layer) or
+    ``"scorer"`` (the project's ``AllFivesPolicy``: hidden layers, then the shared action scorer of
+    ``agents.network``). ``params`` holds the arrays by name: ``w0, b0, ...`` for the hidden (and,
+    for ``mlp``, the last) layers; for ``scorer`` also ``context_w, context_b, features_w, out_w,
+    out_b, base_w, base_b``.
+    """
+
+    def __init__(self, kind: str, params: dict[str, np.ndarray], activation: str, metadata: dict | None = None):
+        if kind not in ("mlp", "scorer"):
+            raise PolicyFileError(f"unknown policy kind {kind!r}")
+        if activation not in _ACTIVATIONS:
+            raise PolicyFileError(f"unsupported activation {activation!r}; supported: {', '.join(_ACTIVATIONS)}")
+        self.kind = kind
+        self.params = {k: np.asarray(v, np.float32) for k, v in params.items()}
+        self.activation = activation
+        self._act = _ACTIVATIONS[activation]
+        self.metadata = dict(metadata or {})
+        self.hidden = sum(1 for k in self.params if k.startswith("w") and k[1:].isdigit())
+        if kind == "mlp":
+            self.hidden -= 1
+        first = self.params["w0"] if "w0" in self.params else self.params["base_w"]
+        self.obs_size = first.shape[1]
+
+    @classmethod
+    def from_sb3(cls, policy, metadata: dict | None = None) -> "NumpyPolicy":
+        """Extract the actor of an SB3 ``MaskableActorCriticPolicy`` (plain MLP or ``AllFivesPolicy``)."""
+        params: dict[str, np.ndarray] = {}
+        activation = "Identity"
+        i = 0
+        for module in policy.mlp_extractor.policy_net:
+            if hasattr(module, "weight"):
+                params[f"w{i}"] = _np(module.weight)
+                params[f"b{i}"] = _np(module.bias)
+                i += 1
+            else:
+                activation = type(module).__name__
+        net = policy.action_net
+        if hasattr(net, "context"):
+            kind = "scorer"
+            params.update(
+                context_w=_np(net.context.weight), context_b=_np(net.context.bias), features_w=_np(net.features.weight),
+                out_w=_np(net.out.weight), out_b=_np(net.out.bias), base_w=_np(net.base.weight), base_b=_np(net.base.bias),
+            )
+        else:
+            kind = "mlp"
+            params[f"w{i}"] = _np(net.weight)
+            params[f"b{i}"] = _np(net.bias)
+        return cls(kind, params, activation, metadata)
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """Action logits for one observation ``(OBS_SIZE,)`` or a batch ``(N, OBS_SIZE)``."""
+        x = np.asarray(obs, np.float32)
+        single = x.ndim == 1
+        if x.shape[-1] != self.obs_size:
+            raise ValueError(f"observation has {x.shape[-1]} values; this policy takes {self.obs_size}")
+        if single:
+            x = x[None]
+        p = self.params
+        h = x
+        for i in range(self.hidden):
+            h = self._act(h @ p[f"w{i}"].T + p[f"b{i}"])
+        if self.kind == "mlp":
+            out = h @ p[f"w{self.hidden}"].T + p[f"b{self.hidden}"]
+        else:
+            from .action_features import action_features
+
+            feats = action_features(x) @ p["features_w"].T  # (B, 112, width)
+            context = h @ p["context_w"].T + p["context_b"]
+            scores = np.maximum(feats + context[:, None, :], 0.0)
+            out = (scores @ p["out_w"].T)[..., 0] + p["out_b"] + h @ p["base_w"].T + p["base_b"]
+        return out[0] if single else out
+
+    def save(self, path) -> None:
+        """Write the actor as ``.npz`` (numpy only)."""
+        meta = dict(self.metadata, activation=self.activation, kind=self.kind)
+        arrays = dict(self.params)
+        arrays["metadata"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+        tmp = f"{path}.tmp.npz"
+        np.savez(tmp, **arrays)
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path) -> "NumpyPolicy":
+        """Read an SB3 zip or a ``.npz`` actor; ``PolicyFileError`` names the path and the problem."""
+        path = os.fspath(path)
+        if not os.path.exists(path):
+            raise PolicyFileError(f"policy file not found: {path}")
+        if path.endswith(".npz"):
+            policy = cls._load_npz(path)
+        else:
+            policy = cls._load_sb3(path)
+        check_layout(policy.metadata, policy.obs_size, path)
+        return policy
+
+    @classmethod
+    def _load_npz(cls, path: str) -> "NumpyPolicy":
+        try:
+            with np.load(path) as data:
+                meta = json.loads(bytes(data["metadata"]).decode())
+                params = {k: data[k] for k in data.files if k != "metadata"}
+            return cls(meta.get("kind", "mlp"), params, meta.get("activation", "Tanh"), meta)
+        except PolicyFileError:
+            raise
+        except Exception as exc:  # zipfile, pickle, key and JSON errors all mean a bad file
+            raise PolicyFileError(f"not a readable policy file: {path} ({type(exc).__name__}: {exc})") from None
+
+    @classmethod
+    def _load_sb3(cls, path: str) -> "NumpyPolicy":
+        metadata = read_zip_metadata(path)
+        try:
+            from sb3_contrib import MaskablePPO
+
+            model = MaskablePPO.load(path, device="cpu")
+        except ImportError as exc:
+            raise PolicyFileError(f"loading {path} needs stable-baselines3 and sb3-contrib ({exc})") from None
+        except Exception as exc:  # SB3 raises many kinds on a damaged archive
+            raise PolicyFileError(f"not a readable policy file: {path} ({type(exc).__name__}: {exc})") from None
+        return cls.from_sb3(model.policy, metadata)
+
+
+def _np(t) -> np.ndarray:
+    return t.detach().cpu().numpy().astype(np.float32)
+
+
+def read_zip_metadata(path: str) -> dict:
+    """The ``allfives.json`` that training adds to a model zip ({} if absent)."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            if METADATA_NAME in zf.namelist():
+                return json.loads(zf.read(METADATA_NAME).decode())
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise PolicyFileError(f"not a readable policy file: {path} ({type(exc).__name__}: {exc})") from None
+    return {}
+
+
+def write_zip_metadata(path: str, metadata: dict) -> None:
+    """Add (or replace) ``allfives.json`` in a model zip."""
+    with zipfile.ZipFile(path) as zf:
+        items = [(info, zf.read(info.filename)) for info in zf.infolist() if info.filename != METADATA_NAME]
+    tmp = f"{path}.tmp"
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for info, data in items:
+            zf.writestr(info, data)
+        zf.writestr(METADATA_NAME, json.dumps(metadata, indent=1))
+    os.replace(tmp, path)
+
+
+def check_layout(metadata: dict, obs_size: int, path: str) -> None:
+    """Refuse a policy built for another observation layout."""
+    version = metadata.get("obs_version", OBS_VERSION)
+    if obs_size != OBS_SIZE or version != OBS_VERSION:
+        raise PolicyFileError(
+            f"{path} was built for observations of size {obs_size} (OBS_VERSION {version}); "
+            f"this package builds size {OBS_SIZE} (OBS_VERSION {OBS_VERSION})"
+        )
+
+
+class PPOAgent(Agent):
+    """Plays the legal move with the highest logit of a trained policy (deterministic)."""
+
+    name = "ppo"
+
+    def __init__(self, path_or_policy, seed: int | None = None) -> None:
+        super().__init__(seed)
+        if isinstance(path_or_policy, NumpyPolicy):
+            self.policy = path_or_policy
+        else:
+            self.policy = NumpyPolicy.load(path_or_policy)
+            self.name = f"ppo:{path_or_policy}"
+
+    def act(self, view) -> int:
+        legal = view.legal_actions
+        if len(legal) == 1:
+            return legal[0]
+        logits = self.policy.logits(encode(view))
+        return max(legal, key=logits.__getitem__)

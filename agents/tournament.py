@@ -1,0 +1,441 @@
+"""Round-robin tournaments between agents: the schedule, duplicate deals, playing the games, the results.
+
+``run_tournament(["random", "greedy", "ismcts:iters=200"], Rules.make(num_players=2), games=1000, seed=1)``
+plays every pairing (or group, in 3-4 player cut-throat games) ``games`` times and returns a
+``TournamentResult`` with pairwise win rates, confidence intervals and Elo ratings
+(``agents.tournament_stats``). Game ``g`` of a pairing is a pure function of the base seed, its
+deal index and the seating, so results and records do not depend on ``workers``; every pairing
+plays the same deals.
+docs/tournament.md describes the schedule and the statistics.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import multiprocessing
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from allfives_env.engine import Game, Rules
+from allfives_env.engine.seeding import derive_seed
+
+from .base import Agent
+from .registry import AGENTS, make_agent, parse_spec
+from .tournament_stats import GameResult, summarize
+
+RESULT_FORMAT = "allfives-tournament/1"
+
+
+class TournamentError(ValueError):
+    """A tournament that cannot run or an agent that failed during one; the message says which and why."""
+
+
+# ---------------------------------------------------------------------------------------------- specs
+def split_agent_specs(values: str | Iterable[str]) -> list[str]:
+    """Agent specs from ``--agents`` values: comma-separated, options with commas kept together.
+
+    ``"random,ismcts:iters=200,rollout=greedy"`` gives ``["random", "ismcts:iters=200,rollout=greedy"]``:
+    a piece that looks like ``key=value`` (an ``=`` and no ``:``) continues the previous spec.
+    """
+    if isinstance(values, str):
+        values = [values]
+    specs: list[str] = []
+    for value in values:
+        for piece in value.split(","):
+            piece = piece.strip()
+            if not piece:
+                continue
+            if specs and "=" in piece and ":" not in piece:
+                specs[-1] += "," + piece
+            else:
+                specs.append(piece)
+    return specs
+
+
+def check_specs(specs: Sequence[str]) -> None:
+    """Raise ``TournamentError`` for an unknown agent, a bad option or a missing policy file."""
+    for spec in specs:
+        try:
+            name, options = parse_spec(spec)
+        except ValueError as exc:
+            raise TournamentError(str(exc)) from None
+        if AGENTS[name].takes_path and not os.path.exists(options):
+            raise TournamentError(f"agent {spec!r}: policy file not found: {options}")
+
+
+def agent_labels(agents: Sequence) -> list[str]:
+    """Unique display names: the spec (or ``agent.name``), with ``#2``, ``#3`` added to repeats."""
+    labels: list[str] = []
+    for agent in agents:
+        base = agent.strip() if isinstance(agent, str) else str(getattr(agent, "name", type(agent).__name__))
+        label, copy = base, 1
+        while label in labels:
+            copy += 1
+            label = f"{base}#{copy}"
+        labels.append(label)
+    return labels
+
+
+# ---------------------------------------------------------------------------------------------- schedule
+@dataclass(frozen=True)
+class GamePlan:
+    """Everything that determines one game: its seed, who sits where, each seat's agent seed."""
+
+    pairing: int
+    game: int
+    deal: int
+    seed: int
+    seating: tuple[int, ...]
+    agent_seeds: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The round robin: a base seating (``lineup``) per pairing or group, rotated game by game.
+
+    ``kind`` is ``pairs`` (2 players), ``teams`` (4-player partnerships: seats 0 and 2 against
+    1 and 3) or ``groups`` (3-4 player cut-throat). Game ``g`` of a pairing uses rotation
+    ``g % rotations`` of its lineup (seat ``s`` gets ``lineup[(s + r) % n]``). With ``duplicate``
+    the ``rotations`` games of a block share one deal index, hence one seed; otherwise every
+    game has its own deal index ``g``.
+    """
+
+    names: tuple[str, ...]
+    rules: Rules
+    kind: str
+    lineups: tuple[tuple[int, ...], ...]
+    rotations: int
+    games_per_pairing: int
+    seed: int
+    duplicate: bool
+
+    @property
+    def total_games(self) -> int:
+        return len(self.lineups) * self.games_per_pairing
+
+    def plan(self, pairing: int, game: int) -> GamePlan:
+        """Seed, seating and agent seeds of game ``game`` of pairing ``pairing``."""
+        lineup = self.lineups[pairing]
+        n = len(lineup)
+        r = game % self.rotations
+        deal = game // self.rotations if self.duplicate else game
+        seating = tuple(lineup[(s + r) % n] for s in range(n))
+        # the same deals for every pairing: comparisons across pairings share the luck of the deal
+        seed = derive_seed(self.seed, "tournament", "deal", deal)
+        agent_seeds = tuple(derive_seed(self.seed, "tournament", "deal", deal, "seat", s) for s in range(n))
+        return GamePlan(pairing, game, deal, seed, seating, agent_seeds)
+
+
+def make_schedule(names: Sequence[str], rules: Rules, games: int, seed: int, duplicate: bool = True) -> Schedule:
+    """The round robin for ``names`` under ``rules``; ``games`` per pairing or group, rounded up to whole blocks."""
+    k, n = len(names), rules.num_players
+    if n == 2:
+        kind, rotations = "pairs", 2
+        lineups = [pair for pair in itertools.combinations(range(k), 2)]
+    elif rules.partnerships:
+        kind, rotations = "teams", 2
+        lineups = [(a, b, a, b) for a, b in itertools.combinations(range(k), 2)]
+    else:
+        kind, rotations = "groups", n
+        if k >= n:
+            lineups = list(itertools.combinations(range(k), n))
+        else:
+            lineups = [tuple(i % k for i in range(n))]
+    per_pairing = -(-games // rotations) * rotations
+    return Schedule(tuple(names), rules, kind, tuple(lineups), rotations, per_pairing, seed, duplicate)
+
+
+# ---------------------------------------------------------------------------------------------- playing
+def play_game(rules: Rules, seed: int, agents: Sequence[Agent], agent_seeds: Sequence[int]) -> Game:
+    """Play one game with ``agents[seat]`` at each seat, each reset with its seat's seed first.
+
+    An agent object that holds several seats is reset once (with its first seat's seed).
+    Raises ``TournamentError`` naming the seat when an agent fails or makes an illegal move.
+    """
+    done = set()
+    for agent, agent_seed in zip(agents, agent_seeds):
+        if id(agent) not in done:
+            done.add(id(agent))
+            agent.reset(agent_seed)
+    game = Game(rules, seed)
+    acts = [agent.act for agent in agents]
+    step, view = game.step, game.view
+    try:
+        while not game.over:
+            p = game.current_player
+            step(acts[p](view(p)))
+    except Exception as exc:
+        p = game.current_player
+        raise TournamentError(
+            f"agent {getattr(agents[p], 'name', agents[p])!r} at seat {p} failed in hand {game.hand_index + 1} "
+            f"of the game with seed {seed}: {type(exc).__name__}: {exc}"
+        ) from exc
+    return game
+
+
+class _Runner:
+    """Plays the games of a schedule; builds each agent once per seat it holds at the same time."""
+
+    def __init__(self, schedule: Schedule, agents: Sequence, keep_records: bool) -> None:
+        self.schedule = schedule
+        self.agents = list(agents)  # spec strings or Agent objects, by agent index
+        self.keep_records = keep_records
+        self.players = [a if isinstance(a, str) else str(getattr(a, "name", name)) for a, name in zip(agents, schedule.names)]
+        self.built: dict[tuple[int, int], Agent] = {}
+
+    def _agent(self, index: int, copy: int) -> Agent:
+        source = self.agents[index]
+        if not isinstance(source, str):
+            return make_agent(source)
+        agent = self.built.get((index, copy))
+        if agent is None:
+            try:
+                agent = make_agent(source)
+            except Exception as exc:
+                raise TournamentError(f"cannot build agent {source!r}: {type(exc).__name__}: {exc}") from exc
+            self.built[(index, copy)] = agent
+        return agent
+
+    def play(self, task: tuple[int, int]) -> tuple[GameResult, str | None]:
+        """Play game ``task = (pairing, game)``; return its result and, if kept, its record as a JSON line."""
+        plan = self.schedule.plan(*task)
+        copies: dict[int, int] = {}
+        seat_agents = []
+        for x in plan.seating:
+            copy = copies.get(x, 0)
+            copies[x] = copy + 1
+            seat_agents.append(self._agent(x, copy))
+        try:
+            game = play_game(self.schedule.rules, plan.seed, seat_agents, plan.agent_seeds)
+        except TournamentError as exc:
+            lineup = " vs ".join(self.schedule.names[x] for x in plan.seating)
+            raise TournamentError(f"{exc} (game {plan.game + 1} of {lineup})") from exc.__cause__
+        result = GameResult(
+            plan.pairing, plan.game, plan.seed, plan.seating, tuple(game.scores), game.winner, len(game.hand_logs)
+        )
+        line = None
+        if self.keep_records:
+            record = game.to_record([self.players[x] for x in plan.seating])
+            line = json.dumps(record, separators=(",", ":"))
+        return result, line
+
+
+_WORKER: _Runner | None = None
+
+
+def _init_worker(schedule: Schedule, specs: list[str], registry: dict, keep_records: bool) -> None:
+    global _WORKER
+    AGENTS.update(registry)  # agent kinds registered at run time in the parent (plugins, tests)
+    _WORKER = _Runner(schedule, specs, keep_records)
+
+
+def _play_in_worker(task: tuple[int, int]):
+    return _WORKER.play(task)
+
+
+# ---------------------------------------------------------------------------------------------- results
+@dataclass
+class TournamentResult:
+    """What a tournament produced: configuration, pairings, per-agent statistics, ratings, speed.
+
+    ``pairings`` items have ``a, b, games, a_wins, b_wins, draws, a_win_rate, ci_low, ci_high,
+    mean_score_diff, a_points_per_hand, b_points_per_hand``; ``agents`` items (in the order given)
+    ``agent, rank, rating, rating_se, games, wins, win_rate, ci_low, ci_high, points_per_hand``; ``ratings``
+    maps agent to Elo rating, best first; ``results`` holds every game's ``GameResult`` in order.
+    """
+
+    config: dict
+    pairings: list[dict]
+    agents: list[dict]
+    ratings: dict[str, float]
+    games: int
+    hands: int
+    seconds: float
+    results: list[GameResult] = field(repr=False, default_factory=list)
+
+    @property
+    def games_per_s(self) -> float | None:
+        return self.games / self.seconds if self.seconds > 0 else None
+
+    def pairing(self, a: str, b: str) -> dict:
+        """The pairing of ``a`` and ``b``, seen from ``a`` (rates and scores swapped if stored as ``b`` vs ``a``)."""
+        for p in self.pairings:
+            if (p["a"], p["b"]) == (a, b):
+                return dict(p)
+            if (p["a"], p["b"]) == (b, a):
+                return {
+                    **p,
+                    "a": a,
+                    "b": b,
+                    "a_wins": p["b_wins"],
+                    "b_wins": p["a_wins"],
+                    "a_win_rate": 1 - p["a_win_rate"],
+                    "ci_low": 1 - p["ci_high"],
+                    "ci_high": 1 - p["ci_low"],
+                    "mean_score_diff": -p["mean_score_diff"],
+                    "a_points_per_hand": p["b_points_per_hand"],
+                    "b_points_per_hand": p["a_points_per_hand"],
+                }
+        raise KeyError(f"{a!r} and {b!r} did not meet")
+
+    def ranked(self) -> list[dict]:
+        """Per-agent statistics from the best rating to the worst."""
+        return sorted(self.agents, key=lambda s: s["rank"])
+
+    def to_dict(self) -> dict:
+        """Everything as plain JSON-ready data (the ``results.json`` of ``allfives tournament --out``)."""
+        return {
+            "format": RESULT_FORMAT,
+            "config": self.config,
+            "games": self.games,
+            "hands": self.hands,
+            "seconds": round(self.seconds, 4),
+            "games_per_s": round(self.games_per_s, 2) if self.games_per_s else None,
+            "ratings": {name: round(r, 2) for name, r in self.ratings.items()},
+            "agents": [_rounded(s) for s in self.agents],
+            "pairings": [_rounded(p) for p in self.pairings],
+        }
+
+
+def _rounded(stats: dict) -> dict:
+    return {k: round(v, 6) if isinstance(v, float) else v for k, v in stats.items()}
+
+
+def run_tournament(
+    agents: str | Sequence,
+    rules: Rules | dict | None = None,
+    games: int = 100,
+    seed: int = 0,
+    duplicate: bool = True,
+    workers: int = 1,
+    progress: bool = False,
+    records: str | os.PathLike | None = None,
+    prior_games: float = 1.0,
+) -> TournamentResult:
+    """Play a round-robin tournament and compute its statistics.
+
+    ``agents``: spec strings (``"greedy"``, ``"ismcts:iters=200,rollout=greedy"``) or ``Agent``
+    objects, or one comma-separated string; at least two. ``rules``: a ``Rules``, a dict of rule
+    options, or ``None`` for the 2-player defaults. ``games``: per pairing (per group in 3-4 player
+    cut-throat games), rounded up to whole blocks of seat rotations. ``duplicate``: replay each
+    deal with the seats rotated. ``workers > 1`` plays in that many processes (specs only).
+    ``records``: a path to write every game's ``allfives-record/1`` as JSON Lines, in schedule
+    order. ``prior_games``: the Elo prior (virtual draws against a fixed opponent per agent).
+    Raises ``TournamentError`` for a bad argument or an agent that fails.
+    """
+    if isinstance(agents, str):
+        agents = split_agent_specs(agents)
+    agents = list(agents)
+    if len(agents) < 2:
+        raise TournamentError(f"a tournament needs at least 2 agents, got {len(agents)}")
+    if isinstance(rules, dict):
+        rules = Rules.from_dict(rules)
+    elif rules is None:
+        rules = Rules.make()
+    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
+        raise TournamentError(f"games must be a positive integer, got {games!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise TournamentError(f"workers must be a positive integer, got {workers!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TournamentError(f"seed must be an integer, got {seed!r}")
+    if not prior_games >= 0:
+        raise TournamentError(f"prior_games must be 0 or more, got {prior_games!r}")
+    specs = [a for a in agents if isinstance(a, str)]
+    check_specs(specs)
+    for a in agents:
+        if not isinstance(a, (str, Agent)) and not callable(a):
+            raise TournamentError(f"an agent must be a spec string, an Agent or a function, got {a!r}")
+    if workers > 1 and len(specs) < len(agents):
+        raise TournamentError("with workers > 1 every agent must be a spec string (objects cannot be sent to workers)")
+    agents = [a.strip() if isinstance(a, str) else make_agent(a) for a in agents]
+
+    names = agent_labels(agents)
+    schedule = make_schedule(names, rules, games, seed, duplicate)
+    tasks = [(p, g) for p in range(len(schedule.lineups)) for g in range(schedule.games_per_pairing)]
+    workers = min(workers, len(tasks))
+
+    out = None
+    if records is not None:
+        try:
+            out = open(records, "w", encoding="utf-8")
+        except OSError as exc:
+            raise TournamentError(f"cannot write records to {records}: {exc.strerror or exc}") from None
+
+    from allfives_env.cli.common import progress as progress_bar
+
+    results: list[GameResult] = []
+    bar = progress_bar(len(tasks), "tournament", enabled=progress)
+    start = time.perf_counter()
+    try:
+        if workers == 1:
+            played = map(_Runner(schedule, agents, out is not None).play, tasks)
+            results = _collect(played, out, bar)
+        else:
+            registry = {name: AGENTS[name] for name in (parse_spec(s)[0] for s in specs)}
+            results = _play_in_workers(schedule, agents, registry, tasks, workers, out, bar)
+    finally:
+        bar.close()
+        if out is not None:
+            out.close()
+    seconds = time.perf_counter() - start
+
+    pairings, agent_stats, ratings = summarize(results, names, rules.side_of, prior_games=prior_games)
+    config = {
+        "agents": names,
+        "specs": [a if isinstance(a, str) else getattr(a, "name", None) for a in agents],
+        "rules": rules.to_dict(),
+        "seed": seed,
+        "duplicate": duplicate,
+        "schedule": schedule.kind,
+        "lineups": [[names[x] for x in lineup] for lineup in schedule.lineups],
+        "block_size": schedule.rotations,
+        "games_requested": games,
+        "games_per_pairing": schedule.games_per_pairing,
+        "workers": workers,
+        "elo_prior_games": prior_games,
+    }
+    return TournamentResult(
+        config=config,
+        pairings=pairings,
+        agents=agent_stats,
+        ratings=ratings,
+        games=len(results),
+        hands=sum(r.hands for r in results),
+        seconds=seconds,
+        results=results,
+    )
+
+
+def _play_in_workers(schedule, specs, registry, tasks, workers, out, bar) -> list[GameResult]:
+    """Play ``tasks`` in ``workers`` spawned processes; results come back in task order."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    chunksize = max(1, min(32, len(tasks) // (workers * 16)))
+    executor = ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_init_worker,
+        initargs=(schedule, specs, registry, out is not None),
+    )
+    try:
+        return _collect(executor.map(_play_in_worker, tasks, chunksize=chunksize), out, bar)
+    except BrokenProcessPool as exc:
+        message = f"a worker process stopped unexpectedly ({exc}); run with one worker to see why"
+        raise TournamentError(message) from None
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _collect(played, out, bar) -> list[GameResult]:
+    results = []
+    for result, line in played:
+        results.append(result)
+        if out is not None:
+            out.write(line)
+            out.write("\n")
+        bar.update()
+    return results

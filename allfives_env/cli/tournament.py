@@ -1,0 +1,97 @@
+"""``allfives tournament``: a round robin between agents, with duplicate deals, win-rate intervals and Elo ratings."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import CLIError, add_rules_args, print_json_line, rules_from_args
+
+
+def add_parser(sub, name: str) -> None:
+    p = sub.add_parser(
+        name,
+        help="round robin between agents: win rates with 95%% intervals, Elo ratings (docs/tournament.md)",
+        description="Play every pairing of agents (every group in 3-4 player cut-throat games) and rate them.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example: allfives tournament --players 2 --agents random,greedy,ismcts:iters=200,rollout=greedy "
+        "--games 1000 --seed 1 --workers 4 --out results/",
+    )
+    add_rules_args(p)
+    p.add_argument(
+        "--agents",
+        action="append",
+        nargs="+",
+        required=True,
+        metavar="SPEC",
+        help="agent specs, comma- or space-separated, e.g. random,greedy,ismcts:iters=200,rollout=greedy",
+    )
+    p.add_argument("--games", type=int, required=True, help="games per pairing (per group in 3-4p cut-throat)")
+    p.add_argument("--seed", type=int, required=True, help="base seed; every deal and agent seed derives from it")
+    p.add_argument(
+        "--duplicate",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="replay every deal with the seats rotated, so the luck of the deal cancels (default on)",
+    )
+    p.add_argument("--workers", type=int, default=1, help="processes that play games (default 1)")
+    p.add_argument(
+        "--out", metavar="DIR", help="write results.json, pairings.csv, ratings.csv, games.jsonl and winrates.png there"
+    )
+    p.add_argument("--json", action="store_true", help="print the results as one JSON object on the last line")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from agents import available
+    from agents.tournament import TournamentError, check_specs, run_tournament, split_agent_specs
+
+    rules = rules_from_args(args)
+    specs = split_agent_specs(value for group in args.agents for value in group)
+    if len(specs) < 2:
+        raise CLIError(f"a tournament needs at least 2 agents, got {len(specs)} ({', '.join(specs) or 'none'}); "
+                       f"available: {available()}")
+    if args.games < 1:
+        raise CLIError("--games must be at least 1")
+    if args.workers < 1:
+        raise CLIError("--workers must be at least 1")
+    try:
+        check_specs(specs)
+    except TournamentError as exc:
+        raise CLIError(str(exc)) from None
+
+    records = None
+    if args.out:
+        from agents.tournament_report import prepare_out_dir
+
+        try:
+            out = prepare_out_dir(args.out)
+        except OSError as exc:
+            raise CLIError(f"cannot use --out {args.out}: {exc}") from None
+        records = out / "games.jsonl"
+
+    try:
+        result = run_tournament(
+            specs,
+            rules,
+            games=args.games,
+            seed=args.seed,
+            duplicate=args.duplicate,
+            workers=args.workers,
+            progress=True,
+            records=records,
+        )
+    except TournamentError as exc:
+        raise CLIError(str(exc)) from None
+
+    from agents.tournament_report import format_report, write_outputs
+
+    print(format_report(result))
+    if args.out:
+        try:
+            paths = write_outputs(result, out)
+        except OSError as exc:
+            raise CLIError(f"cannot write to --out {args.out}: {exc}") from None
+        print(f"\nwrote {', '.join(p.name for p in [records, *paths])} to {out}")
+    if args.json:
+        print_json_line(result.to_dict())
+    return 0

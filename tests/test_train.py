@@ -1,0 +1,102 @@
+"""Training: config loading and its errors; a tiny run end to end, resume, corrupt checkpoints."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from train.config import ConfigError, TrainConfig, load_config, parse_override
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "configs" / "tiny_test.yaml"
+
+
+def write(tmp_path, text: str) -> Path:
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_configs_in_the_repo_load():
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
+        config = load_config(path)
+        assert isinstance(config, TrainConfig) and config.total_steps > 0, path
+
+
+def test_overrides_are_typed():
+    config = load_config(TINY, ["ppo.learning_rate=1e-4", "total_steps=2048", "pool.heuristics.expert=0.5", "net.pi=[16, 16]"])
+    assert config.ppo["learning_rate"] == pytest.approx(1e-4)
+    assert config.total_steps == 2048 and config.pool.heuristics["expert"] == 0.5 and config.net.pi == [16, 16]
+    assert config.ppo["n_steps"] == 128, "the file's ppo keys are kept"
+    assert parse_override("game.partnerships=null") == ("game.partnerships", None)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("totl_steps: 5\n", "unknown key 'totl_steps'; known keys: name, seed, total_steps"),
+        ("pool:\n  wieghts: {}\n", "unknown key 'pool.wieghts'; known keys of pool: heuristics"),
+        ("ppo:\n  learning_rte: 0.1\n", "unknown key 'ppo.learning_rte': not a MaskablePPO argument"),
+        ("ppo:\n  policy: MlpPolicy\n", "ppo.policy is set by the trainer"),
+        ("total_steps: lots\n", "total_steps: expected an integer, got 'lots'"),
+        ("net:\n  pi: 64\n", "net.pi: expected a list, got 64"),
+        ("pool:\n  heuristics: {greedy: many}\n", "pool.heuristics.greedy: expected a number, got 'many'"),
+        ("pool:\n  heuristics: {grandmaster: 1.0}\n", "agent 'grandmaster': unknown agent"),
+        ("game:\n  num_players: 5\n", "game: num_players must be 2, 3 or 4"),
+        ("eval:\n  best_against: expert\n  opponents: [random]\n", "eval.best_against must be one of eval.opponents"),
+        ("- just\n- a list\n", "the top level must be a mapping"),
+        ("name: [unclosed\n", "not valid YAML"),
+    ],
+)
+def test_config_errors_name_the_key(tmp_path, text, message):
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("(", r"\(")):
+        load_config(write(tmp_path, text))
+
+
+def run_cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "allfives_env.cli.main", *args], capture_output=True, text=True, cwd=cwd, timeout=600)
+
+
+@pytest.mark.slow
+def test_tiny_training_run_resume_and_corrupt_checkpoint(tmp_path):
+    run_dir = tmp_path / "run"
+    result = run_cli("train", "--config", str(TINY), "--run-dir", str(run_dir), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    for name in ("config.yaml", "final.zip", "best.zip", "card.json", "eval.txt", "evals.jsonl"):
+        assert (run_dir / name).exists(), name
+    assert list((run_dir / "tb").rglob("events.out.tfevents.*")), "TensorBoard events written"
+    latest = json.loads((run_dir / "checkpoints" / "latest.json").read_text())
+    assert latest["steps"] >= 512
+    assert list((run_dir / "pool").glob("snap_*.npz")), "self-play snapshots in the pool"
+    card = json.loads((run_dir / "card.json").read_text())
+    assert {r["opponent"] for r in card["final_evaluation"]} == {"random", "greedy"}
+    assert "final evaluation" in result.stdout and "random" in result.stdout
+
+    # a second fresh run into the same directory is refused; --resume continues it
+    again = run_cli("train", "--config", str(TINY), "--run-dir", str(run_dir))
+    assert again.returncode == 2 and "pass --resume" in again.stderr
+    resumed = run_cli("train", "--run-dir", str(run_dir), "--resume", "total_steps=1024", "--no-progress")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming" in resumed.stdout and "from step 512" in resumed.stdout
+    assert json.loads((run_dir / "checkpoints" / "latest.json").read_text())["steps"] >= 1024
+
+    # a truncated checkpoint is a clear error, not a traceback
+    latest = json.loads((run_dir / "checkpoints" / "latest.json").read_text())
+    model = run_dir / "checkpoints" / latest["model"]
+    model.write_bytes(model.read_bytes()[:1000])
+    broken = run_cli("train", "--run-dir", str(run_dir), "--resume", "total_steps=2048", "--no-progress")
+    assert broken.returncode == 2 and "is corrupt" in broken.stderr and "Traceback" not in broken.stderr
+
+    # the trained policy plays as an agent in a tournament
+    match = run_cli("tournament", "--agents", f"ppo:{run_dir / 'final.zip'},random", "--games", "4", "--seed", "1", "--target", "50", "--json")
+    assert match.returncode == 0, match.stderr
+    assert json.loads(match.stdout.strip().splitlines()[-1])["pairings"][0]["games"] == 4
+
+
+def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
+    result = run_cli("train", "--run-dir", str(tmp_path / "nothing"), "--resume")
+    assert result.returncode == 2 and "nothing to resume" in result.stderr
+    result = run_cli("train", "--config", str(tmp_path / "missing.yaml"))
+    assert result.returncode == 2 and "config file not found" in result.stderr

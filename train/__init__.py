@@ -1,0 +1,1 @@
+"""Self-play training of All Fives bots with MaskablePPO: typed configs, pool, callbacks, checkpoints."""

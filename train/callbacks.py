@@ -1,0 +1,111 @@
+"""The SB3 callbacks of a training run: self-play snapshots, evaluation, checkpoints."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from stable_baselines3.common.callbacks import BaseCallback
+
+from agents.policy import NumpyPolicy, PPOAgent, write_zip_metadata
+
+from .checkpoint import atomic_write, save_checkpoint
+from .evaluate import evaluate
+from .pool import OpponentPool
+
+
+def save_model(model, path: Path, metadata: dict) -> None:
+    """Save an SB3 model atomically, with the project's metadata (``allfives.json``) inside."""
+    buffer = io.BytesIO()
+    model.save(buffer)
+    atomic_write(path, buffer.getvalue())
+    write_zip_metadata(str(path), metadata)
+
+
+class _Every(BaseCallback):
+    """Runs ``fire()`` each time the step count passes a multiple of ``every``."""
+
+    def __init__(self, every: int) -> None:
+        super().__init__()
+        self.every = every
+        self.next_at = None
+
+    def _on_training_start(self) -> None:
+        self.next_at = (self.num_timesteps // self.every + 1) * self.every
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps >= self.next_at:
+            self.next_at = (self.num_timesteps // self.every + 1) * self.every
+            self.fire()
+        return True
+
+    def fire(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+class SelfPlayCallback(_Every):
+    """Adds a frozen snapshot of the learner to the pool and sends the new pool to every environment."""
+
+    def __init__(self, pool: OpponentPool, every: int, metadata: dict) -> None:
+        super().__init__(every)
+        self.pool = pool
+        self.metadata = metadata
+
+    def _on_training_start(self) -> None:
+        super()._on_training_start()
+        self.push()
+
+    def fire(self) -> None:
+        self.pool.add_snapshot(NumpyPolicy.from_sb3(self.model.policy, self.metadata), self.num_timesteps)
+        self.push()
+
+    def push(self) -> None:
+        specs, weights = self.pool.entries()
+        self.training_env.env_method("set_opponents", specs, weights)
+        self.logger.record("pool/size", len(specs))
+        self.logger.record("pool/snapshots", len(self.pool.snapshots))
+
+
+class EvalCallback(_Every):
+    """Evaluates against the baselines, logs win rates and score differences, keeps ``best.zip``."""
+
+    def __init__(self, config, rules, run_dir: Path, metadata: dict, tracker: dict) -> None:
+        super().__init__(config.eval.every)
+        self.config = config
+        self.rules = rules
+        self.run_dir = Path(run_dir)
+        self.metadata = metadata
+        self.tracker = tracker  # {"best": float, "evals": int}, saved in checkpoints
+
+    def fire(self) -> None:
+        cfg = self.config.eval
+        agent = PPOAgent(NumpyPolicy.from_sb3(self.model.policy, self.metadata))
+        agent.name = "learner"
+        rows = evaluate(agent, cfg.opponents, self.rules, cfg.games, seed=self.config.seed + 1_000_003 * (self.tracker["evals"] + 1))
+        self.tracker["evals"] += 1
+        for row in rows:
+            self.logger.record(f"eval/win_rate_vs_{row['opponent']}", row["a_win_rate"])
+            self.logger.record(f"eval/score_diff_vs_{row['opponent']}", row["mean_score_diff"])
+        score = next(r["a_win_rate"] for r in rows if r["opponent"] == cfg.best_against)
+        entry = {"steps": self.num_timesteps, "results": {r["opponent"]: {k: r[k] for k in ("games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff")} for r in rows}}
+        with open(self.run_dir / "evals.jsonl", "a", encoding="utf-8") as f:
+            f.write(json.dumps(entry) + "\n")
+        if score > self.tracker["best"]:
+            self.tracker["best"] = score
+            self.tracker["best_steps"] = self.num_timesteps
+            save_model(self.model, self.run_dir / "best.zip", dict(self.metadata, steps=self.num_timesteps, best_win_rate=score, best_against=cfg.best_against))
+        self.logger.record(f"eval/best_win_rate_vs_{cfg.best_against}", self.tracker["best"])
+        self.logger.dump(self.num_timesteps)
+
+
+class CheckpointCallback(_Every):
+    """Saves a checkpoint (model, optimizer, pool, RNG, step) every ``every`` steps."""
+
+    def __init__(self, run_dir: Path, every: int, state) -> None:
+        super().__init__(every)
+        self.run_dir = run_dir
+        self.state = state  # a function returning the extra state to save
+
+    def fire(self) -> None:
+        save_checkpoint(self.run_dir, self.model, self.state())

@@ -1,0 +1,36 @@
+"""Evaluate a policy against baseline agents with duplicate games (through the tournament code)."""
+
+from __future__ import annotations
+
+from agents import Agent
+from agents.tournament import run_tournament
+
+
+def evaluate(agent: Agent, opponents: list[str], rules, games: int, seed: int, workers: int = 1) -> list[dict]:
+    """One duplicate match per opponent; per opponent the pairing seen from ``agent``.
+
+    With ``workers > 1`` ``agent`` must be a spec string (e.g. ``ppo:PATH``).
+    """
+    rows = []
+    for i, opponent in enumerate(opponents):
+        result = run_tournament([agent, opponent], rules, games=games, seed=seed + 7919 * i, duplicate=True, workers=workers)
+        row = dict(result.pairings[0])
+        if row["b"] != opponent:  # the tournament names the first agent "a"; keep the learner first
+            row = result.pairing(row["b"], row["a"])
+        row["opponent"] = opponent
+        rows.append(row)
+    return rows
+
+
+def format_table(rows: list[dict], title: str = "evaluation") -> str:
+    """A fixed-width table: opponent, games, wins, win rate with its 95% CI, mean score difference."""
+    lines = [
+        title,
+        f"{'opponent':<24} {'games':>6} {'wins':>6} {'win rate':>9} {'95% CI':>17} {'score diff':>11}",
+    ]
+    for r in rows:
+        ci = f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        lines.append(
+            f"{r['opponent']:<24} {r['games']:>6} {r['a_wins']:>6} {r['a_win_rate']:>9.3f} {ci:>17} {r['mean_score_diff']:>11.1f}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,61 @@
+"""The opponent pool of self-play: heuristic agents plus frozen snapshots of the learner.
+
+Snapshots are the learner's actor saved as ``.npz`` (numpy only), so the environment processes
+load them in milliseconds without torch. The pool hands the environments agent specs
+(``greedy``, ``ppo:runs/x/pool/snap_000050000.npz``) with their sampling weights: the heuristics
+keep their configured weights and ``self_play`` is shared evenly by the snapshots kept.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from agents.policy import NumpyPolicy
+
+
+class OpponentPool:
+    """Heuristic specs with weights, and up to ``max_snapshots`` learner snapshots (oldest dropped)."""
+
+    def __init__(self, heuristics: dict[str, float], self_play: float, max_snapshots: int, directory) -> None:
+        self.heuristics = {spec: float(w) for spec, w in heuristics.items() if w > 0}
+        self.self_play = float(self_play)
+        self.max_snapshots = max_snapshots
+        self.directory = Path(directory)
+        self.snapshots: list[str] = []
+
+    def entries(self) -> tuple[list[str], list[float]]:
+        """Agent specs and their (unnormalised) weights, as the environments take them."""
+        specs = list(self.heuristics)
+        weights = list(self.heuristics.values())
+        if self.snapshots and self.self_play > 0:
+            share = self.self_play / len(self.snapshots)
+            specs += [f"ppo:{path}" for path in self.snapshots]
+            weights += [share] * len(self.snapshots)
+        return specs, weights
+
+    def add_snapshot(self, policy: NumpyPolicy, steps: int) -> str | None:
+        """Save the learner's actor and add it to the pool; returns its path (None if snapshots are off)."""
+        if self.max_snapshots <= 0 or self.self_play <= 0:
+            return None
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = str(self.directory / f"snap_{steps:010d}.npz")
+        policy.save(path)
+        self.snapshots.append(path)
+        while len(self.snapshots) > self.max_snapshots:
+            old = self.snapshots.pop(0)
+            try:
+                os.remove(old)
+            except OSError:
+                pass
+        return path
+
+    def state(self) -> dict:
+        return {"snapshots": list(self.snapshots)}
+
+    def restore(self, state: dict) -> None:
+        """Take back the snapshots of a checkpoint (those whose files still exist)."""
+        self.snapshots = [p for p in state.get("snapshots", []) if os.path.exists(p)]
+
+    def __len__(self) -> int:
+        return len(self.heuristics) + (len(self.snapshots) if self.self_play > 0 else 0)
