@@ -16,8 +16,10 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet -e ".[train,onnx,play,bench,dev]"
 	touch $(STAMP)
 
+RUN ?= runs/quickstart_2p_$(shell date +%Y%m%d-%H%M%S)
+
 train: install
-	$(BIN)/allfives simulate --players 2 --games 200 --seed 1
+	$(BIN)/allfives train --config configs/quickstart_2p.yaml --run-dir $(RUN)
 
 test: install
 	$(BIN)/python -m pytest -n 2 tests

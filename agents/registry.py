@@ -37,6 +37,7 @@ AGENTS: dict[str, AgentType] = {
         {"iters": int, "seconds": float, "rollout": str, "c": float},
     ),
     "ppo": AgentType("agents.policy:PPOAgent", "a trained policy (SB3 MaskablePPO zip or exported .npz)", takes_path=True),
+    "onnx": AgentType("agents.onnx_agent:OnnxAgent", "an exported ONNX policy (numpy + onnxruntime only)", takes_path=True),
 }
 
 

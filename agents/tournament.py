@@ -29,6 +29,11 @@ from .tournament_stats import GameResult, summarize
 RESULT_FORMAT = "allfives-tournament/1"
 
 
+#: a game still undecided after this many hands stops and counts by the scores (poor play, such as
+#: always placing the first legal tile, can keep every side below the target for ever)
+DEFAULT_MAX_HANDS = 500
+
+
 class TournamentError(ValueError):
     """A tournament that cannot run or an agent that failed during one; the message says which and why."""
 
@@ -111,6 +116,7 @@ class Schedule:
     games_per_pairing: int
     seed: int
     duplicate: bool
+    max_hands: int | None = DEFAULT_MAX_HANDS
 
     @property
     def total_games(self) -> int:
@@ -129,7 +135,9 @@ class Schedule:
         return GamePlan(pairing, game, deal, seed, seating, agent_seeds)
 
 
-def make_schedule(names: Sequence[str], rules: Rules, games: int, seed: int, duplicate: bool = True) -> Schedule:
+def make_schedule(
+    names: Sequence[str], rules: Rules, games: int, seed: int, duplicate: bool = True, max_hands: int | None = DEFAULT_MAX_HANDS
+) -> Schedule:
     """The round robin for ``names`` under ``rules``; ``games`` per pairing or group, rounded up to whole blocks."""
     k, n = len(names), rules.num_players
     if n == 2:
@@ -145,11 +153,13 @@ def make_schedule(names: Sequence[str], rules: Rules, games: int, seed: int, dup
         else:
             lineups = [tuple(i % k for i in range(n))]
     per_pairing = -(-games // rotations) * rotations
-    return Schedule(tuple(names), rules, kind, tuple(lineups), rotations, per_pairing, seed, duplicate)
+    return Schedule(tuple(names), rules, kind, tuple(lineups), rotations, per_pairing, seed, duplicate, max_hands)
 
 
 # ---------------------------------------------------------------------------------------------- playing
-def play_game(rules: Rules, seed: int, agents: Sequence[Agent], agent_seeds: Sequence[int]) -> Game:
+def play_game(
+    rules: Rules, seed: int, agents: Sequence[Agent], agent_seeds: Sequence[int], max_hands: int | None = DEFAULT_MAX_HANDS
+) -> Game:
     """Play one game with ``agents[seat]`` at each seat, each reset with its seat's seed first.
 
     An agent object that holds several seats is reset once (with its first seat's seed).
@@ -160,7 +170,7 @@ def play_game(rules: Rules, seed: int, agents: Sequence[Agent], agent_seeds: Seq
         if id(agent) not in done:
             done.add(id(agent))
             agent.reset(agent_seed)
-    game = Game(rules, seed)
+    game = Game(rules, seed, max_hands=max_hands)
     acts = [agent.act for agent in agents]
     step, view = game.step, game.view
     try:
@@ -209,7 +219,7 @@ class _Runner:
             copies[x] = copy + 1
             seat_agents.append(self._agent(x, copy))
         try:
-            game = play_game(self.schedule.rules, plan.seed, seat_agents, plan.agent_seeds)
+            game = play_game(self.schedule.rules, plan.seed, seat_agents, plan.agent_seeds, self.schedule.max_hands)
         except TournamentError as exc:
             lineup = " vs ".join(self.schedule.names[x] for x in plan.seating)
             raise TournamentError(f"{exc} (game {plan.game + 1} of {lineup})") from exc.__cause__
@@ -314,6 +324,7 @@ def run_tournament(
     progress: bool = False,
     records: str | os.PathLike | None = None,
     prior_games: float = 1.0,
+    max_hands: int | None = DEFAULT_MAX_HANDS,
 ) -> TournamentResult:
     """Play a round-robin tournament and compute its statistics.
 
@@ -353,7 +364,9 @@ def run_tournament(
     agents = [a.strip() if isinstance(a, str) else make_agent(a) for a in agents]
 
     names = agent_labels(agents)
-    schedule = make_schedule(names, rules, games, seed, duplicate)
+    if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1):
+        raise TournamentError(f"max_hands must be a positive integer or None, got {max_hands!r}")
+    schedule = make_schedule(names, rules, games, seed, duplicate, max_hands)
     tasks = [(p, g) for p in range(len(schedule.lineups)) for g in range(schedule.games_per_pairing)]
     workers = min(workers, len(tasks))
 
@@ -396,6 +409,7 @@ def run_tournament(
         "games_per_pairing": schedule.games_per_pairing,
         "workers": workers,
         "elo_prior_games": prior_games,
+        "max_hands": max_hands,
     }
     return TournamentResult(
         config=config,

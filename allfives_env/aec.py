@@ -20,7 +20,9 @@ Options (besides every rules option of the engine):
   for each losing side with two sides; with three or four sides +1 for the winner and
   ``-1 / (sides - 1)`` for the others. (In ``"hand"`` episodes the side with the highest score
   after the hand wins; a tie for highest, or a game stopped by ``max_hands``, gives 0 to all.)
-- ``max_hands``: stop a game after that many hands (a truncation for every agent).
+- ``max_hands`` (default 200, ``None`` for no limit): stop a game after that many hands, a
+  truncation for every agent. The rules never end a game in which no side reaches the target,
+  and poor play (always placing the first legal tile, say) can go on for ever.
 
 Illegal actions: ``raw_env`` raises the engine's ``IllegalMoveError`` (the state is unchanged);
 ``env()`` adds PettingZoo's standard wrappers, which end the game for everyone, give the offender
@@ -45,6 +47,7 @@ from allfives_env.observation import OBS_SIZE, OBS_VERSION, action_mask, encode
 from allfives_env.render import render_view
 
 EPISODES = ("game", "hand")
+DEFAULT_MAX_HANDS = 200
 REWARDS = ("points", "win")
 
 
@@ -86,7 +89,7 @@ class raw_env(AECEnv):
         render_mode: str | None = None,
         episode: str = "game",
         reward: str = "points",
-        max_hands: int | None = None,
+        max_hands: int | None = DEFAULT_MAX_HANDS,
         **rule_options,
     ) -> None:
         super().__init__()

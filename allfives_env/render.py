@@ -41,8 +41,14 @@ def layout_lines(view) -> list[str]:
         lines.append(f"{END_NAMES[e]}: from spinner {spinner}-{spinner}: {tiles}")
     if spinner >= 0 and view.pips[2] == CLOSED:
         lines.append(f"spinner {spinner}-{spinner}: {view.spinner_covered} of 2 sides covered")
-    ends = [f"{END_NAMES[e]} {view.pips[e]}" + (f" (counts {view.values[e]})" if view.values[e] != view.pips[e] else "")
-            for e in range(4) if view.pips[e] != CLOSED]
+    arms = view.arms
+    ends = []
+    for e in range(4):
+        if view.pips[e] == CLOSED:
+            continue
+        empty = e >= 2 and not arms[e]
+        counts = view.values[e] != view.pips[e] or empty
+        ends.append(f"{END_NAMES[e]} {view.pips[e]}" + (f" ({'empty, ' if empty else ''}counts {view.values[e]})" if counts else ""))
     lines.append(f"open ends: {', '.join(ends)}; total {view.count}")
     return lines
 
@@ -67,6 +73,66 @@ def event_text(event: tuple) -> str:
     if kind == PASS:
         return f"player {player} passes"
     return str(event)
+
+
+def event_sentence(event: tuple, names) -> str:
+    """One event as a sentence naming seats by ``names`` (the name ``you`` takes the plain verb).
+
+    ``player 1 plays 5-6 on east (+10)``, ``you lead 4-6 (+10)``, ``player 2 draws a tile``
+    (a hidden draw), ``you draw 3-4``, ``player 3 passes``.
+    """
+    kind, player = event[0], event[1]
+    who = names[player]
+    you = who == "you"
+    if kind == PLAY:
+        pts = f" (+{event[4]})" if event[4] else ""
+        if event[3] == LEAD:
+            return f"{who} {'lead' if you else 'leads'} {TILE_NAMES[event[2]]}{pts}"
+        return f"{who} {'play' if you else 'plays'} {TILE_NAMES[event[2]]} on {END_NAMES[event[3]]}{pts}"
+    if kind == DRAW:
+        tile = "a tile" if event[2] == HIDDEN else TILE_NAMES[event[2]]
+        return f"{who} {'draw' if you else 'draws'} {tile}"
+    if kind == PASS:
+        return f"{who} {'pass' if you else 'passes'} (nothing fits, nothing left to draw)"
+    return str(event)
+
+
+def move_text(action: int, points: int, lead: bool = False) -> str:
+    """A legal move in words: ``5-6 on east (+10)``, or ``5-6 lead (+10)`` for the first tile of a hand."""
+    tile, end = action >> 2, action & 3
+    where = "lead" if lead else f"on {END_NAMES[end]}"
+    return f"{TILE_NAMES[tile]} {where} (+{points})"
+
+
+def scores_text(scores, side_names) -> str:
+    """Scores per side, e.g. ``you 45, player 1 120`` (``side_names`` one per side)."""
+    return ", ".join(f"{name} {score}" for name, score in zip(side_names, scores))
+
+
+def result_lines(result: dict, hand_number: int, seat_names, side_names) -> list[str]:
+    """A finished hand's result (a ``HandLog.result``) in words: how it ended, pips, penalties, bonus, scores.
+
+    ``hand_number`` counts from 1; ``seat_names`` names each seat, ``side_names`` each side.
+    """
+    outcome = result["outcome"]
+    if outcome == "domino":
+        how = f"domino: {seat_names[result['went_out']]} went out"
+    elif outcome == "blocked":
+        how = "blocked: nobody could place a tile or draw"
+    else:
+        how = "a side reached the target; the hand stops here and nobody is charged"
+    lines = [f"hand {hand_number} over, {how}"]
+    if outcome != "target":
+        pips = ", ".join(f"{name} {p}" for name, p in zip(seat_names, result["pips"]))
+        lines.append(f"pips left in hand: {pips}")
+        if any(result["penalties"]):
+            pen = ", ".join(f"{name} -{p}" for name, p in zip(seat_names, result["penalties"]) if p)
+            lines.append(f"penalties (pips rounded to five): {pen}")
+        if any(result["bonus"]):
+            bonus = ", ".join(f"{name} {b:+d}" for name, b in zip(side_names, result["bonus"]) if b)
+            lines.append(f"bonus (opponents' pips rounded to five): {bonus}")
+    lines.append(f"scores: {scores_text(result['scores_after'], side_names)}")
+    return lines
 
 
 def render_view(view, recent: int = 6) -> str:

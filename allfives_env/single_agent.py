@@ -22,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from allfives_env.aec import EPISODES, REWARDS, hand_winner, win_rewards, zero_sum
+from allfives_env.aec import DEFAULT_MAX_HANDS, EPISODES, REWARDS, hand_winner, win_rewards, zero_sum
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.observation import OBS_SIZE, OBS_VERSION, encode
@@ -70,7 +70,7 @@ class SingleAgentEnv(gym.Env):
         reward_scale: float = 1.0,
         illegal_action: str = "raise",
         illegal_reward: float = -1.0,
-        max_hands: int | None = None,
+        max_hands: int | None = DEFAULT_MAX_HANDS,
         render_mode: str | None = None,
         **rule_options,
     ) -> None:

@@ -28,6 +28,7 @@ def kinds(game):
         ({"boneyard_reserve": -1}, "boneyard_reserve must be"),
         ({"boneyard_reserve": 11}, "boneyard_reserve must be"),
         ({"target_score": 0}, "target_score must be a positive integer"),
+        ({"target_score": 10**400}, "target_score must be a positive integer up to 100000"),
     ],
 )
 def test_invalid_options_name_the_option(options, message):

@@ -124,13 +124,18 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
         # 5. learn ---------------------------------------------------------------------------------
         remaining = cfg.total_steps - model.num_timesteps
         if remaining > 0:
-            model.learn(
-                total_timesteps=remaining,
-                callback=callbacks,
-                reset_num_timesteps=not resume,
-                tb_log_name="ppo",
-                progress_bar=progress_bar,
-            )
+            try:
+                model.learn(
+                    total_timesteps=remaining,
+                    callback=callbacks,
+                    reset_num_timesteps=not resume,
+                    tb_log_name="ppo",
+                    progress_bar=progress_bar,
+                )
+            except KeyboardInterrupt:
+                save_checkpoint(run_dir, model, checkpoint_state())
+                print(f"\ninterrupted at step {model.num_timesteps}: checkpoint saved; continue with --resume")
+                raise
     finally:
         env.close()
     wall = wall_before + time.time() - started

@@ -12,8 +12,11 @@ from .common import CLIError
 COMMANDS = {
     "simulate": "allfives_env.cli.simulate",
     "replay": "allfives_env.cli.replay",
+    "play": "allfives_env.cli.play",
     "tournament": "allfives_env.cli.tournament",
     "train": "allfives_env.cli.train",
+    "export": "allfives_env.cli.export",
+    "serve": "allfives_env.cli.serve",
 }
 
 

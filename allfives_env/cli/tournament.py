@@ -35,6 +35,10 @@ def add_parser(sub, name: str) -> None:
     )
     p.add_argument("--workers", type=int, default=1, help="processes that play games (default 1)")
     p.add_argument(
+        "--max-hands", type=int, default=500,
+        help="stop a game still undecided after this many hands and rank it by the scores (default %(default)s)",
+    )
+    p.add_argument(
         "--out", metavar="DIR", help="write results.json, pairings.csv, ratings.csv, games.jsonl and winrates.png there"
     )
     p.add_argument("--json", action="store_true", help="print the results as one JSON object on the last line")
@@ -77,6 +81,7 @@ def run(args) -> int:
             seed=args.seed,
             duplicate=args.duplicate,
             workers=args.workers,
+            max_hands=args.max_hands,
             progress=True,
             records=records,
         )

@@ -64,6 +64,16 @@ class HandLog:
         }
 
 
+def missing_after_turn(missing: int, open_pips: int, drew_unplayable: bool) -> int:
+    """Pips a seat is known to lack after a turn in which it could not place a tile.
+
+    It held nothing matching ``open_pips`` (the pips open when the turn began). If it drew a tile
+    it could not place, that tile may show any other pip, so only ``open_pips`` stays known;
+    otherwise the earlier knowledge stands too. (A drawn tile that fits is placed at once.)
+    """
+    return open_pips if drew_unplayable else missing | open_pips
+
+
 def check_deal(rules: Rules, deal: Deal) -> None:
     """Raise ``ValueError`` naming the problem if ``deal`` is not a valid deal under ``rules``."""
     n = rules.num_players
@@ -333,13 +343,13 @@ class Game:
                 hands[p] = hand
                 events.append((DRAW, p, t))
                 if open_tiles >> t & 1:
-                    self.missing[p] = open_pips if drew_unplayable else self.missing[p] | open_pips
+                    self.missing[p] = missing_after_turn(self.missing[p], open_pips, drew_unplayable)
                     self.forced = t
                     self.current_player = p
                     return
                 drew_unplayable = True
             events.append((PASS, p))
-            self.missing[p] = open_pips if drew_unplayable else self.missing[p] | open_pips
+            self.missing[p] = missing_after_turn(self.missing[p], open_pips, drew_unplayable)
             self.passes += 1
             if self.passes >= n:
                 self._end_hand(None)

@@ -14,6 +14,7 @@ HAND_SIZE_NAMES = ("standard", "five", "seven_five")
 HAND_END_OPTIONS = ("subtract", "winner_takes")
 OPTION_NAMES = ("num_players", "partnerships", "hand_size", "boneyard_reserve", "hand_end", "target_score")
 
+MAX_TARGET = 100_000
 _STANDARD = {2: 9, 3: 7, 4: 5}
 _SEVEN_FIVE = {2: 7, 3: 5, 4: 5}
 
@@ -86,8 +87,8 @@ class Rules:
             raise ValueError(f"hand_end must be one of {', '.join(HAND_END_OPTIONS)}, got {hand_end!r}")
         if target_score is None:
             target_score = 250 if num_players == 2 else 200
-        if not _is_int(target_score) or target_score <= 0:
-            raise ValueError(f"target_score must be a positive integer, got {target_score!r}")
+        if not _is_int(target_score) or not 0 < target_score <= MAX_TARGET:
+            raise ValueError(f"target_score must be a positive integer up to {MAX_TARGET}, got {target_score!r}")
         side_of = tuple(seat % 2 for seat in range(4)) if partnerships else tuple(range(num_players))
         return cls(
             num_players=num_players,

@@ -96,6 +96,57 @@ class PlayerView:
         self._events = game.events
         self._num_events = len(game.events)
 
+    @classmethod
+    def from_public(
+        cls,
+        rules: Rules,
+        seat: int,
+        hand: int,
+        layout: Layout,
+        events: list[tuple],
+        *,
+        current_player: int,
+        legal_actions: list[int],
+        forced_tile: int,
+        scores: list[int],
+        tile_counts: list[int],
+        boneyard_size: int,
+        drawable: int,
+        missing_pips: list[int],
+        passes: int,
+        hand_index: int = 0,
+        starter: int = 0,
+    ) -> "PlayerView":
+        """A view assembled from public facts (see ``engine.position``), without a ``Game``."""
+        view = cls.__new__(cls)
+        view.seat = seat
+        view.rules = rules
+        view.hand = hand
+        view.current_player = current_player
+        view.legal_actions = list(legal_actions)
+        view.forced_tile = forced_tile
+        view.scores = tuple(scores)
+        view.tile_counts = tuple(tile_counts)
+        view.boneyard_size = boneyard_size
+        view.drawable = drawable
+        view.missing_pips = tuple(missing_pips)
+        view.pips = tuple(layout.pips)
+        view.values = tuple(layout.values)
+        view.double_ends = layout.double_ends
+        view.spinner = layout.spinner
+        view.spinner_covered = layout.spinner_covered
+        view.count = layout.count
+        view.played = layout.played
+        view.lead = layout.lead
+        view.hand_index = hand_index
+        view.starter = starter
+        view.passes = passes
+        view._layout = layout
+        view._arm_lens = tuple(map(len, layout.arms))
+        view._events = list(events)
+        view._num_events = len(events)
+        return view
+
     @property
     def num_players(self) -> int:
         return self.rules.num_players

@@ -1,0 +1,75 @@
+"""``onnx:PATH``: a policy exported with ``allfives export``, run by onnxruntime (no torch, no SB3).
+
+The observation is built by the numpy encoder of ``allfives_env.observation``; the mask is the
+second input of the graph, which returns the chosen legal action directly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from allfives_env.engine.tiles import NUM_ACTIONS
+from allfives_env.observation import OBS_SIZE, OBS_VERSION, encode
+
+from .base import Agent
+from .policy import PolicyFileError
+
+
+class OnnxPolicy:
+    """An exported policy: ``run(obs, mask)`` -> (logits, masked logits, actions), batched."""
+
+    def __init__(self, path) -> None:
+        path = os.fspath(path)
+        if not os.path.exists(path):
+            raise PolicyFileError(f"policy file not found: {path}")
+        try:
+            import onnxruntime as ort
+        except ImportError as exc:
+            raise PolicyFileError(f"onnx agents need onnxruntime (pip install onnxruntime): {exc}") from None
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        try:
+            self.session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types for bad files
+            raise PolicyFileError(f"not a readable ONNX policy: {path} ({type(exc).__name__}: {exc})") from None
+        self.metadata = dict(self.session.get_modelmeta().custom_metadata_map)
+        version = int(self.metadata.get("obs_version", -1))
+        size = int(self.metadata.get("obs_size", -1))
+        if version != OBS_VERSION or size != OBS_SIZE:
+            raise PolicyFileError(
+                f"{path} was exported for observations of size {size} (OBS_VERSION {version}); "
+                f"this package builds size {OBS_SIZE} (OBS_VERSION {OBS_VERSION})"
+            )
+        self.rules = json.loads(self.metadata.get("rules", "null") or "null")
+        self.path = path
+
+    def run(self, obs: np.ndarray, mask: np.ndarray):
+        obs = np.asarray(obs, np.float32).reshape(-1, OBS_SIZE)
+        mask = np.asarray(mask, np.float32).reshape(-1, NUM_ACTIONS)
+        return self.session.run(None, {"observation": obs, "action_mask": mask})
+
+
+class OnnxAgent(Agent):
+    """Plays the action the exported policy picks (the legal action with the highest logit)."""
+
+    name = "onnx"
+
+    def __init__(self, path, seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.policy = OnnxPolicy(path)
+        self.name = f"onnx:{path}"
+        self._mask = np.zeros((1, NUM_ACTIONS), np.float32)
+
+    def act(self, view) -> int:
+        legal = view.legal_actions
+        if len(legal) == 1:
+            return legal[0]
+        mask = self._mask
+        mask.fill(0.0)
+        mask[0, legal] = 1.0
+        _, _, action = self.policy.run(encode(view)[None], mask)
+        return int(action[0])

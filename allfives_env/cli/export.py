@@ -1,0 +1,46 @@
+"""``allfives export``: a trained policy to ONNX (observation + mask in, logits + action out), checked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .common import CLIError, print_json_line
+
+
+def add_parser(sub, name: str) -> None:
+    p = sub.add_parser(name, help="export a trained MaskablePPO policy to ONNX (see docs/frontends.md)")
+    p.add_argument("model", help="the model zip written by allfives train (final.zip, best.zip, models/*.zip)")
+    p.add_argument("--out", help="the ONNX file to write (default: MODEL with .onnx)")
+    p.add_argument("--opset", type=int, default=17, help="ONNX opset (default %(default)s)")
+    p.add_argument("--check", type=int, default=1000, metavar="N",
+                   help="compare ONNX and torch on N observations of random games (0: skip; default %(default)s)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object on the last line")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from train.export import ExportError, export_onnx
+    from train.parity import check_parity
+
+    out = Path(args.out) if args.out else Path(args.model).with_suffix(".onnx")
+    try:
+        info = export_onnx(args.model, out, opset=args.opset)
+    except ExportError as exc:
+        raise CLIError(str(exc)) from None
+    except OSError as exc:
+        raise CLIError(f"cannot write {out}: {exc}") from None
+    print(f"wrote {out} (OBS_VERSION {info['obs_version']}, inputs: observation, action_mask; outputs: logits, masked_logits, action)")
+    result = {"onnx": str(out), "obs_version": int(info["obs_version"])}
+    if args.check > 0:
+        parity = check_parity(args.model, out, count=args.check)
+        result.update(parity)
+        print(
+            f"parity on {parity['observations']} observations: max |logit difference| {parity['max_abs_diff']:.2e}, "
+            f"same action {parity['same_action']:.2%}"
+        )
+        if parity["max_abs_diff"] >= 1e-4 or parity["same_action"] < 1.0 or not parity["all_legal"]:
+            print("error: the exported policy does not match the model")
+            return 1
+    if args.json:
+        print_json_line(result)
+    return 0

@@ -1,0 +1,71 @@
+"""``allfives serve``: answer moves over HTTP with a trained policy or any agent (docs/frontends.md)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from .common import CLIError
+
+
+def add_parser(sub, name: str) -> None:
+    p = sub.add_parser(
+        name,
+        help="HTTP bot server: POST a position to /move, get the policy's move (docs/frontends.md)",
+        description="Serve a policy over HTTP (JSON): GET /health, /schema, /openapi.json; POST /move.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  allfives serve --policy models/allfives_2p.onnx\n"
+        "  allfives serve --policy ismcts:iters=200,rollout=greedy --port 8080 --quiet",
+    )
+    p.add_argument(
+        "--policy",
+        required=True,
+        metavar="PATH_OR_SPEC",
+        help="a policy file (.onnx -> onnx agent, .zip/.npz -> ppo agent) or any agent spec "
+        "(greedy, ismcts:iters=100, onnx:PATH)",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default %(default)s)")
+    p.add_argument("--port", type=int, default=8000, help="port (default %(default)s; 0 picks a free one)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the agent's own randomness (random, ismcts)")
+    p.add_argument("--max-body", type=int, default=None, metavar="BYTES", help="largest request body (default 65536)")
+    p.add_argument(
+        "--cors", metavar="ORIGIN", help="send Access-Control-Allow-Origin: ORIGIN (e.g. '*') for browser frontends"
+    )
+    p.add_argument("--quiet", action="store_true", help="no log line per request")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from allfives_env.server import BotService, make_server
+    from allfives_env.server.httpd import MAX_BODY
+
+    if not 0 <= args.port <= 65535:
+        raise CLIError(f"--port must be 0..65535, got {args.port}")
+    max_body = MAX_BODY if args.max_body is None else args.max_body
+    if max_body < 1:
+        raise CLIError(f"--max-body must be at least 1, got {max_body}")
+    try:
+        service = BotService(args.policy, seed=args.seed)
+    except ValueError as exc:
+        raise CLIError(f"--policy {args.policy}: {exc}") from None
+    try:
+        server = make_server(service, args.host, args.port, quiet=args.quiet, max_body=max_body, cors=args.cors)
+    except OSError as exc:
+        raise CLIError(f"cannot listen on {args.host}:{args.port}: {exc}") from None
+    rules = service.health()["rules"]
+    trained = f" (trained for {rules})" if rules else ""
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # stop cleanly on SIGTERM too (containers, kill)
+    try:
+        print(f"serving {service.name}{trained} on {server.url} (Ctrl-C stops)", flush=True)
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    finally:
+        server.server_close()
+        signal.signal(signal.SIGTERM, previous)
+    return 0
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt

@@ -1,0 +1,239 @@
+"""The JSON Schema of a move request (``GET /schema``) and the OpenAPI 3.1 description (``GET /openapi.json``).
+
+Both are built from the same pieces, so the two never disagree. The schema describes the shape of
+a request; what the rules allow (whose turn it is, which tiles fit, the points) is checked by the
+engine and refused with a 422.
+"""
+
+from __future__ import annotations
+
+from allfives_env.engine.rules import HAND_END_OPTIONS, HAND_SIZE_NAMES
+from allfives_env.observation import OBS_VERSION
+
+ENDS = ["lead", "west", "east", "north", "south"]
+
+
+def _defs() -> dict:
+    """Schemas shared by the request, the response and the errors, by name."""
+    tile = {
+        "description": "a tile [a, b], pips 0..6, in either order",
+        "type": "array",
+        "items": {"type": "integer", "minimum": 0, "maximum": 6},
+        "minItems": 2,
+        "maxItems": 2,
+    }
+    return {
+        "Tile": tile,
+        "Rules": {
+            "description": "rules options (docs/rules.md); omitted options take their defaults",
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "num_players": {"type": "integer", "enum": [2, 3, 4]},
+                "partnerships": {"type": "boolean", "description": "default: true with 4 players"},
+                "hand_size": {
+                    "anyOf": [{"type": "string", "enum": list(HAND_SIZE_NAMES)}, {"type": "integer", "minimum": 1}]
+                },
+                "boneyard_reserve": {"type": "integer", "minimum": 0},
+                "hand_end": {"type": "string", "enum": list(HAND_END_OPTIONS)},
+                "target_score": {"type": "integer", "minimum": 1},
+            },
+        },
+        "Event": {
+            "description": "an event of the current hand in record form (docs/records.md); "
+            "other players' draws have \"tile\": null or no tile",
+            "oneOf": [
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["type", "player", "tile", "end"],
+                    "properties": {
+                        "type": {"const": "play"},
+                        "player": {"type": "integer", "minimum": 0, "maximum": 3},
+                        "tile": {"$ref": "Tile"},
+                        "end": {"type": "string", "enum": ENDS},
+                        "points": {"type": ["integer", "null"], "description": "checked when given"},
+                    },
+                },
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["type", "player"],
+                    "properties": {
+                        "type": {"const": "draw"},
+                        "player": {"type": "integer", "minimum": 0, "maximum": 3},
+                        "tile": {"anyOf": [{"$ref": "Tile"}, {"type": "null"}]},
+                    },
+                },
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["type", "player"],
+                    "properties": {
+                        "type": {"const": "pass"},
+                        "player": {"type": "integer", "minimum": 0, "maximum": 3},
+                    },
+                },
+            ],
+        },
+        "MoveRequest": {
+            "title": "All Fives move request",
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["seat", "hand"],
+            "properties": {
+                "rules": {
+                    "anyOf": [{"$ref": "Rules"}, {"type": "null"}],
+                    "description": "default: the rules the policy was trained on, else the 2-player defaults",
+                },
+                "seat": {"type": "integer", "minimum": 0, "maximum": 3, "description": "the seat to move"},
+                "hand": {
+                    "type": "array",
+                    "items": {"$ref": "Tile"},
+                    "maxItems": 28,
+                    "description": "the seat's tiles now",
+                },
+                "history": {
+                    "type": ["array", "null"],
+                    "items": {"$ref": "Event"},
+                    "description": "every event of the current hand so far, in order (empty: the seat leads)",
+                },
+                "scores": {
+                    "type": ["array", "null"],
+                    "items": {"type": "integer"},
+                    "minItems": 2,
+                    "maxItems": 4,
+                    "description": "side scores when this hand began (default zeros)",
+                },
+                "explain": {"type": ["boolean", "null"], "description": "also list every legal move"},
+            },
+        },
+        "Move": {
+            "type": "object",
+            "required": ["action", "tile", "end", "points"],
+            "properties": {
+                "action": {"type": "integer", "minimum": 0, "maximum": 111, "description": "4 * tile index + end"},
+                "tile": {"$ref": "Tile"},
+                "end": {"type": "string", "enum": ENDS},
+                "points": {"type": "integer", "description": "what the move scores now"},
+            },
+        },
+        "MoveResponse": {
+            "type": "object",
+            "required": ["action", "tile", "end", "points", "obs_version"],
+            "properties": {
+                "action": {"type": "integer"},
+                "tile": {"$ref": "Tile"},
+                "end": {"type": "string", "enum": ENDS},
+                "points": {"type": "integer"},
+                "obs_version": {"const": OBS_VERSION},
+                "legal": {
+                    "description": "with explain: every legal move, by action id",
+                    "type": "array",
+                    "items": {
+                        "allOf": [
+                            {"$ref": "Move"},
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "prob": {
+                                        "type": ["number", "null"],
+                                        "description": "softmax of the policy's masked logits; "
+                                        "null for agents without logits",
+                                    }
+                                },
+                            },
+                        ]
+                    },
+                },
+            },
+        },
+        "Health": {
+            "type": "object",
+            "required": ["status", "policy", "obs_version", "rules"],
+            "properties": {
+                "status": {"const": "ok"},
+                "policy": {"type": "string", "description": "the agent spec served"},
+                "obs_version": {"type": "integer"},
+                "obs_size": {"type": "integer"},
+                "rules": {"anyOf": [{"$ref": "Rules"}, {"type": "null"}], "description": "the policy's training rules"},
+            },
+        },
+        "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}},
+    }
+
+
+def _resolve(node, prefix: str):
+    """A copy of ``node`` with every ``{"$ref": NAME}`` pointing to ``prefix + NAME``."""
+    if isinstance(node, dict):
+        return {k: (prefix + v if k == "$ref" else _resolve(v, prefix)) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_resolve(v, prefix) for v in node]
+    return node
+
+
+def request_schema() -> dict:
+    """The JSON Schema (2020-12) of a ``POST /move`` body, self-contained."""
+    defs = _resolve(_defs(), "#/$defs/")
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "allfives-move-request"}
+    schema.update(defs.pop("MoveRequest"))
+    schema["$defs"] = {name: defs[name] for name in ("Tile", "Rules", "Event")}
+    return schema
+
+
+def openapi(server_url: str | None = None, policy: str | None = None) -> dict:
+    """The OpenAPI 3.1 description of the bot server."""
+    schemas = _resolve(_defs(), "#/components/schemas/")
+
+    def body(name: str, description: str) -> dict:
+        content = {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}}
+        return {"description": description, "content": content}
+
+    errors = {
+        "400": "malformed JSON, not an object, unknown or duplicate fields, bad Content-Length",
+        "411": "no Content-Length",
+        "413": "body over the size limit",
+        "422": "wrong types, bad rules, rules the policy was not trained for, an impossible position",
+        "500": "an unexpected failure (the server keeps serving)",
+    }
+    doc = {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "All Fives bot server",
+            "version": "1",
+            "description": "A trained policy (or any agent) answering All Fives moves; docs/frontends.md."
+            + (f" Serving {policy}." if policy else ""),
+        },
+        "paths": {
+            "/health": {
+                "get": {"summary": "the policy served and its rules", "responses": {"200": body("Health", "ok")}}
+            },
+            "/schema": {
+                "get": {
+                    "summary": "the JSON Schema of a move request",
+                    "responses": {"200": {"description": "a JSON Schema", "content": {"application/json": {}}}},
+                }
+            },
+            "/openapi.json": {
+                "get": {
+                    "summary": "this description",
+                    "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {}}}},
+                }
+            },
+            "/move": {
+                "post": {
+                    "summary": "the move for a seat's position",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/MoveRequest"}}},
+                    },
+                    "responses": {"200": body("MoveResponse", "the chosen (legal) move")}
+                    | {code: body("Error", text) for code, text in errors.items()},
+                }
+            },
+        },
+        "components": {"schemas": schemas},
+    }
+    if server_url:
+        doc["servers"] = [{"url": server_url}]
+    return doc

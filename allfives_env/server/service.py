@@ -1,0 +1,320 @@
+"""What the bot server answers, independent of HTTP: its health, the move for a position, errors.
+
+A move request names the rules, a seat, its hand and the public history of the current hand (see
+docs/frontends.md and ``schema.py``). ``BotService.move`` checks the request's shape (400 for a
+body that is not a request at all, 422 for wrong types and impossible positions), rebuilds the
+seat's ``PlayerView`` with ``view_from_history``, asks the agent, and refuses to answer with a
+move that is not legal. Every refusal is an ``ApiError`` carrying the HTTP status and a message
+naming the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+import threading
+
+import numpy as np
+
+from agents import make_agent
+from agents.registry import AGENTS
+from agents.onnx_agent import OnnxPolicy
+from agents.policy import NumpyPolicy
+from allfives_env.engine.position import PositionError, view_from_history
+from allfives_env.engine.rules import Rules
+from allfives_env.engine.tiles import END_NAMES, NUM_ACTIONS, TILES, decode_action
+from allfives_env.observation import OBS_SIZE, OBS_VERSION, encode
+
+#: the fields of a move request, and those it must have
+REQUEST_FIELDS = ("rules", "seat", "hand", "history", "scores", "explain")
+REQUIRED_FIELDS = ("seat", "hand")
+
+
+class ApiError(Exception):
+    """A request the server refuses: ``status`` is the HTTP status, the message says why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def resolve_policy_spec(policy: str) -> str:
+    """The agent spec for ``--policy``: ``.onnx`` files -> ``onnx:PATH``, ``.zip``/``.npz`` -> ``ppo:PATH``,
+    anything else is taken as an agent spec (``greedy``, ``ismcts:iters=100``, ``onnx:PATH``)."""
+    text = policy.strip()
+    if text.partition(":")[0] in AGENTS:
+        return text
+    lower = text.lower()
+    if lower.endswith(".onnx"):
+        return f"onnx:{text}"
+    if lower.endswith((".zip", ".npz")):
+        return f"ppo:{text}"
+    if os.path.isfile(text):
+        raise ValueError(f"policy file {text}: unknown kind; expected .onnx, .zip or .npz, or an agent spec")
+    return text
+
+
+def trained_rules(agent) -> dict | None:
+    """The rules (as a dict) a policy agent was trained on, from its file's metadata; ``None`` otherwise."""
+    policy = getattr(agent, "policy", None)
+    if isinstance(policy, OnnxPolicy):
+        return policy.rules
+    if isinstance(policy, NumpyPolicy):
+        return policy.metadata.get("rules")
+    return None
+
+
+def json_type(value) -> str:
+    """The JSON name of a decoded value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else type(value).__name__
+
+
+def _show(value, limit: int = 60) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs):
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(f"duplicate field {key!r}")
+        out[key] = value
+    return out
+
+
+def _no_constant(name):
+    raise _DuplicateKey(f"{name} is not valid JSON")
+
+
+def parse_json(data: bytes):
+    """Decode a request body; ``ApiError`` 400 unless it is strict JSON (UTF-8, no NaN, no duplicate keys)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ApiError(400, f"malformed JSON: the body is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise ApiError(400, f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise ApiError(400, "malformed JSON: nested too deeply") from None
+    except ValueError as exc:  # duplicate keys, NaN/Infinity, integers with too many digits
+        raise ApiError(400, f"malformed JSON: {exc}") from None
+
+
+def check_request(body) -> dict:
+    """The request with defaults filled in, after checking its fields and their types (``ApiError`` 400/422)."""
+    if not isinstance(body, dict):
+        raise ApiError(400, f"the request must be a JSON object, got {json_type(body)}")
+    unknown = sorted(set(body) - set(REQUEST_FIELDS))
+    if unknown:
+        raise ApiError(
+            400, f"unknown field(s) {', '.join(map(repr, unknown))}; a move request has {', '.join(REQUEST_FIELDS)}"
+        )
+    missing = [name for name in REQUIRED_FIELDS if name not in body]
+    if missing:
+        raise ApiError(422, f"missing field(s) {', '.join(map(repr, missing))}")
+
+    def expect(name, ok, what):
+        value = body.get(name)
+        if not ok(value):
+            raise ApiError(422, f"{name} must be {what}, got {json_type(value)} {_show(value)}")
+        return value
+
+    seat = expect("seat", _is_int, "an integer (the seat to move)")
+    hand = expect("hand", lambda v: isinstance(v, list), "an array of tiles [a, b]")
+    for i, tile in enumerate(hand):
+        if not (isinstance(tile, list) and len(tile) == 2 and all(_is_int(p) for p in tile)):
+            raise ApiError(422, f"hand[{i}] must be a tile [a, b] of two integers 0..6, got {_show(tile)}")
+    history = expect("history", lambda v: v is None or isinstance(v, list), "an array of events") or []
+    for i, event in enumerate(history):
+        if not isinstance(event, dict):
+            raise ApiError(422, f"history[{i}] must be an event object, got {json_type(event)} {_show(event)}")
+        for name, (ok, what) in EVENT_FIELD_TYPES.items():
+            if name in event and not ok(event[name]):
+                value = event[name]
+                raise ApiError(422, f"history[{i}].{name} must be {what}, got {json_type(value)} {_show(value)}")
+    scores = expect(
+        "scores",
+        lambda v: v is None or (isinstance(v, list) and all(_is_int(s) for s in v)),
+        "null or an array of integers",
+    )
+    rules = expect("rules", lambda v: v is None or isinstance(v, dict), "null or an object of rules options")
+    explain = expect("explain", lambda v: v is None or isinstance(v, bool), "true or false")
+    _check_magnitudes(body)
+    return {"rules": rules, "seat": seat, "hand": hand, "history": history, "scores": scores, "explain": bool(explain)}
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+#: the JSON type of each field of a history event (the engine checks the values)
+EVENT_FIELD_TYPES = {
+    "type": (lambda v: isinstance(v, str), "a string (play, draw or pass)"),
+    "player": (_is_int, "an integer (a seat)"),
+    "tile": (lambda v: v is None or isinstance(v, list), "a tile [a, b] (or null for a hidden draw)"),
+    "end": (lambda v: isinstance(v, str), "a string (lead, west, east, north or south)"),
+    "points": (lambda v: v is None or _is_int(v), "an integer"),
+}
+#: integers in a request must lie within +-MAX_INT (scores, targets and seats are far smaller)
+MAX_INT = 2**31 - 1
+
+
+def _check_magnitudes(body) -> None:
+    """``ApiError`` 422 for an integer beyond ``MAX_INT`` anywhere in the request (iterative: any depth)."""
+    stack = [(body, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((value, f"{where}.{key}" if where else key) for key, value in node.items())
+        elif isinstance(node, list):
+            stack.extend((value, f"{where}[{i}]") for i, value in enumerate(node))
+        elif _is_int(node) and not -MAX_INT <= node <= MAX_INT:
+            raise ApiError(422, f"{where}: integer out of range (at most {MAX_INT} in magnitude)")
+
+
+def describe_players(rules: Rules) -> str:
+    """``"2 players"``, ``"4 players in partnerships"``, ``"4 players, cut-throat"``."""
+    if rules.partnerships:
+        return f"{rules.num_players} players in partnerships"
+    return f"{rules.num_players} players" + (", cut-throat" if rules.num_players == 4 else "")
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Probabilities from logits (float64, shifted by the maximum)."""
+    x = np.asarray(logits, np.float64)
+    x = np.exp(x - x.max())
+    return x / x.sum()
+
+
+class BotService:
+    """One agent answering move requests. Thread-safe: the agent is called under a lock."""
+
+    def __init__(self, policy, seed: int | None = None) -> None:
+        """``policy``: a file path or agent spec (see ``resolve_policy_spec``) or an ``Agent``.
+
+        Raises ``ValueError`` (``PolicyFileError`` included) for a bad spec, file or policy metadata.
+        """
+        spec = resolve_policy_spec(policy) if isinstance(policy, str) else policy
+        self.agent = make_agent(spec, seed=seed)
+        self.name: str = self.agent.name
+        raw = trained_rules(self.agent)
+        try:
+            self.policy_rules: Rules | None = None if raw is None else Rules.from_dict(raw)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{self.name}: the rules in the policy's metadata are invalid: {exc}") from None
+        #: the rules of a request that gives none: the policy's, else the 2-player defaults
+        self.default_rules: Rules = self.policy_rules or Rules.make()
+        self._lock = threading.Lock()
+        self._rules_cache: dict[str, Rules] = {}
+
+    def health(self) -> dict:
+        """The body of ``GET /health``."""
+        return {
+            "status": "ok",
+            "policy": self.name,
+            "obs_version": OBS_VERSION,
+            "obs_size": OBS_SIZE,
+            "rules": None if self.policy_rules is None else self.policy_rules.to_dict(),
+        }
+
+    def rules_for(self, options: dict | None) -> Rules:
+        """The request's rules (``ApiError`` 422 with the ``Rules`` message), checked against the policy's."""
+        if options is None:
+            rules = self.default_rules
+        else:
+            key = json.dumps(options, sort_keys=True)
+            rules = self._rules_cache.get(key)
+            if rules is None:
+                try:
+                    rules = Rules.from_dict(options)
+                except (TypeError, ValueError) as exc:
+                    raise ApiError(422, f"rules: {exc}") from None
+                if len(self._rules_cache) >= 256:
+                    self._rules_cache.clear()
+                self._rules_cache[key] = rules
+        trained = self.policy_rules
+        players = (rules.num_players, rules.partnerships)
+        if trained is not None and players != (trained.num_players, trained.partnerships):
+            raise ApiError(
+                422,
+                f"the policy {self.name} was trained for {describe_players(trained)} "
+                f"(rules {json.dumps(trained.to_dict())}); this request is for {describe_players(rules)}",
+            )
+        return rules
+
+    def move(self, body) -> dict:
+        """The body of ``POST /move`` for a decoded request (``ApiError`` for anything refused)."""
+        req = check_request(body)
+        rules = self.rules_for(req["rules"])
+        try:
+            view = view_from_history(rules, req["seat"], req["hand"], req["history"], req["scores"])
+        except PositionError as exc:
+            raise ApiError(422, str(exc)) from None
+        legal = view.legal_actions
+        with self._lock:
+            chosen = self.agent.act(view)
+            logits = self._legal_logits(view) if req["explain"] else None
+        try:
+            action = operator.index(chosen)
+        except TypeError:
+            raise ApiError(500, f"the agent {self.name} answered {chosen!r}, not an action id") from None
+        if isinstance(chosen, bool) or action not in legal:
+            raise ApiError(
+                500, f"the agent {self.name} chose action {chosen!r}, which is not legal here (legal: {legal})"
+            )
+        out = self._describe(view, action)
+        out["obs_version"] = OBS_VERSION
+        if req["explain"]:
+            if logits is not None and not np.all(np.isfinite(logits)):
+                raise ApiError(500, f"the policy {self.name} produced non-finite logits")
+            probs = softmax(logits).tolist() if logits is not None else [None] * len(legal)
+            out["legal"] = [dict(self._describe(view, a), prob=p) for a, p in zip(legal, probs)]
+        return out
+
+    def move_json(self, data: bytes) -> dict:
+        """``move`` of a raw request body."""
+        return self.move(parse_json(data))
+
+    @staticmethod
+    def _describe(view, action: int) -> dict:
+        tile, end = decode_action(action)
+        return {
+            "action": action,
+            "tile": list(TILES[tile]),
+            "end": "lead" if view.lead < 0 else END_NAMES[end],
+            "points": view.points_of(action),
+        }
+
+    def _legal_logits(self, view) -> np.ndarray | None:
+        """The policy's logits of the legal actions (float64), or ``None`` for agents without logits."""
+        policy = getattr(self.agent, "policy", None)
+        legal = view.legal_actions
+        if isinstance(policy, OnnxPolicy):
+            mask = np.zeros((1, NUM_ACTIONS), np.float32)
+            mask[0, legal] = 1.0
+            _, masked, _ = policy.run(encode(view)[None], mask)
+            return np.asarray(masked, np.float64).reshape(-1)[legal]
+        if isinstance(policy, NumpyPolicy):
+            return np.asarray(policy.logits(encode(view)), np.float64)[legal]
+        return None

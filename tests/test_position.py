@@ -1,0 +1,85 @@
+"""Rebuilding a seat's view from its hand and the public history: identical to the engine's view."""
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from allfives_env.engine import Game, Rules
+from allfives_env.engine.events import event_to_dict, public_event
+from allfives_env.engine.position import PositionError, view_from_history
+from allfives_env.engine.tiles import TILES
+from allfives_env.observation import encode
+
+FIELDS = ("seat", "hand", "current_player", "legal_actions", "forced_tile", "scores", "tile_counts", "boneyard_size",
+          "drawable", "missing_pips", "pips", "values", "double_ends", "spinner", "spinner_covered", "count", "played",
+          "lead", "passes")
+
+
+def request_of(game: Game, seat: int) -> dict:
+    """What a frontend would send: its hand, the public history of this hand, the scores before it."""
+    log = game.hand_logs[-1]
+    return {
+        "hand": [list(TILES[t]) for t in range(28) if game.hands[seat] >> t & 1],
+        "history": [event_to_dict(public_event(e, seat)) for e in game.events],
+        "scores": list(log.scores_before),
+    }
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    options=st.sampled_from([dict(num_players=2), dict(num_players=3, boneyard_reserve=2), dict(num_players=4),
+                             dict(num_players=4, partnerships=False, hand_size="five")]),
+    seed=st.integers(0, 2**31),
+    move_seed=st.integers(0, 2**31),
+)
+def test_view_from_history_equals_the_engine_view(options, seed, move_seed):
+    rules = Rules.make(**options)
+    game = Game(rules, seed, max_hands=3)
+    rng = random.Random(move_seed)
+    while not game.over:
+        seat = game.current_player
+        req = request_of(game, seat)
+        rebuilt = view_from_history(rules, seat, req["hand"], req["history"], req["scores"])
+        real = game.view(seat)
+        for name in FIELDS:
+            assert getattr(rebuilt, name) == getattr(real, name), name
+        assert rebuilt.history == real.history and rebuilt.arms == real.arms
+        np.testing.assert_array_equal(encode(rebuilt), encode(real))
+        game.step(rng.choice(game.legal_actions()))
+
+
+def base():
+    game = Game(Rules.make(), 3)
+    rng = random.Random(1)
+    for _ in range(12):
+        game.step(rng.choice(game.legal_actions()))
+    seat = game.current_player
+    return game, seat, request_of(game, seat)
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda r, s: r.update(seat=1 - s), "turn, not player"),
+        (lambda r, s: r["hand"].append(r["hand"][0]), "appears twice"),
+        (lambda r, s: r["hand"].pop(), "the rules deal 9"),
+        (lambda r, s: r["hand"].__setitem__(0, [3, 9]), "not a tile"),
+        (lambda r, s: r["history"][1].update(points=r["history"][1]["points"] + 5), "wrong points"),
+        (lambda r, s: r["history"][0].update(end="east"), "'lead' is the end of the first tile"),
+        (lambda r, s: r["history"].__setitem__(1, dict(r["history"][1], tile=r["history"][0]["tile"])), "already on the table"),
+        (lambda r, s: r["history"][0].update(colour="red"), "unknown field"),
+        (lambda r, s: r["history"].append({"type": "pass", "player": s}), "pass while"),
+        (lambda r, s: r.update(scores=[250, 0]), "already reached the target"),
+        (lambda r, s: r["history"].append({"type": "dance", "player": s}), "type must be play, draw or pass"),
+        (lambda r, s: r["history"][1].update(end=[]), "end must be lead, west, east, north or south"),
+        (lambda r, s: r.update(scores=[-10**400, 0]), "each must be within"),
+    ],
+)
+def test_impossible_positions_are_refused_with_the_reason(mutate, message):
+    game, seat, req = base()
+    req["seat"] = seat
+    mutate(req, seat)
+    with pytest.raises(PositionError, match=message):
+        view_from_history(game.rules, req["seat"], req["hand"], req["history"], req["scores"])

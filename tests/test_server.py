@@ -1,0 +1,491 @@
+"""The bot server (``allfives serve``): legal moves for real positions, and a precise 4xx for anything else.
+
+Servers run in threads on ephemeral ports; requests go through ``urllib.request`` (and
+``http.client`` where a request must break HTTP itself). A tiny policy is trained and exported to
+ONNX once for the module.
+"""
+
+import contextlib
+import http.client
+import io
+import itertools
+import json
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents import FunctionAgent
+from allfives_env.engine import DRAW, Game, Rules
+from allfives_env.engine.events import event_to_dict, public_event
+from allfives_env.engine.tiles import TILES, mask_tiles
+from allfives_env.engine.position import view_from_history
+from allfives_env.server import ApiError, BotService, make_server, resolve_policy_spec
+from allfives_env.server.httpd import MAX_BODY
+from allfives_env.server.schema import openapi, request_schema
+
+ROOT = Path(__file__).resolve().parent.parent
+TRAINED = Rules.make(num_players=2, target_score=60)  # configs/tiny_test.yaml
+
+
+# -- fixtures and helpers ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def policy_files(tmp_path_factory):
+    """A tiny trained policy: (SB3 zip, exported ONNX)."""
+    from train.export import export_onnx
+
+    run_dir = tmp_path_factory.mktemp("policy") / "run"
+    cmd = [sys.executable, "-m", "allfives_env.cli.main", "train", "--config", "configs/tiny_test.yaml",
+           "--run-dir", str(run_dir), "--no-progress"]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    onnx_path = run_dir / "policy.onnx"
+    export_onnx(run_dir / "final.zip", onnx_path)
+    return run_dir / "final.zip", onnx_path
+
+
+@contextlib.contextmanager
+def running(policy, **options):
+    """A server for ``policy`` (path, spec, ``Agent`` or ``BotService``) on a free port, in a thread."""
+    service = policy if isinstance(policy, BotService) else BotService(policy, seed=0)
+    options.setdefault("quiet", True)
+    server = make_server(service, "127.0.0.1", 0, **options)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def onnx_server(policy_files):
+    with running(str(policy_files[1])) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def expert_server():
+    with running("expert") as server:
+        yield server
+
+
+def call(server, path, body=None, method=None, raw=None, headers=None):
+    """``(status, decoded JSON body, response headers)`` of one request."""
+    data = raw if raw is not None else None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(server.url + path, data=data, method=method, headers=headers or {})
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            text = resp.read()
+            return resp.status, json.loads(text) if text else None, resp.headers
+    except urllib.error.HTTPError as exc:
+        text = exc.read()
+        return exc.code, json.loads(text) if text else None, exc.headers
+
+
+def raw_call(server, method, path, headers, body=b""):
+    """A request with exactly these headers (no Content-Length unless given)."""
+    host, port = server.server_address[:2]
+    conn = http.client.HTTPConnection(host, port, timeout=10)
+    try:
+        conn.putrequest(method, path, skip_accept_encoding=True)
+        for name, value in headers.items():
+            conn.putheader(name, value)
+        conn.endheaders()
+        if body:
+            conn.send(body)
+        resp = conn.getresponse()
+        return resp.status, json.loads(resp.read())
+    finally:
+        conn.close()
+
+
+def request_of(game: Game, seat: int, explain: bool = False, rules: bool = True) -> dict:
+    """What a frontend sends: the seat's hand and the public history of the hand."""
+    req = {
+        "seat": seat,
+        "hand": [list(TILES[t]) for t in mask_tiles(game.hands[seat])],
+        "history": [event_to_dict(public_event(e, seat)) for e in game.events],
+        "scores": list(game.hand_logs[-1].scores_before),
+        "explain": explain,
+    }
+    if rules:
+        req["rules"] = game.rules.to_dict()
+    return req
+
+
+def positions(rules: Rules, games: int, seed: int, every: int = 1):
+    """``(game, seat)`` at decisions of random games (the game is advanced after each yield)."""
+    rng = random.Random(seed)
+    for g in range(games):
+        game = Game(rules, rng.randrange(2**31))
+        k = 0
+        while not game.over:
+            if k % every == 0:
+                yield game, game.current_player
+            k += 1
+            game.step(rng.choice(game.legal_actions()))
+
+
+def base_request() -> tuple[Game, dict]:
+    """A mid-hand 2-player position under the trained rules."""
+    game = Game(TRAINED, 3)
+    rng = random.Random(1)
+    for _ in range(6):
+        game.step(rng.choice(game.legal_actions()))
+    return game, request_of(game, game.current_player)
+
+
+def must_draw_request() -> dict:
+    """A position whose seat cannot place a tile: its draws are cut from the history."""
+    for game, seat in positions(TRAINED, 50, 9):
+        events = game.events
+        if events and events[-1][0] == DRAW and events[-1][1] == seat:
+            k = len(events)
+            while events[k - 1][0] == DRAW:
+                k -= 1
+            drawn = {e[2] for e in events[k:]}
+            req = request_of(game, seat)
+            req["history"] = req["history"][:k]
+            req["hand"] = [list(TILES[t]) for t in mask_tiles(game.hands[seat]) if t not in drawn]
+            return req
+    raise AssertionError("no forced draw found")
+
+
+# -- answers -----------------------------------------------------------------------------
+
+
+def test_health_names_the_policy_and_its_rules(onnx_server, expert_server):
+    status, body, _ = call(onnx_server, "/health")
+    assert status == 200
+    assert body["status"] == "ok" and body["obs_version"] == 1 and body["policy"].startswith("onnx:")
+    assert body["rules"] == TRAINED.to_dict()
+    status, body, _ = call(expert_server, "/health")
+    assert status == 200 and body["policy"] == "expert" and body["rules"] is None
+
+
+def test_onnx_policy_answers_legal_moves_in_real_2p_games(onnx_server, policy_files):
+    from agents.onnx_agent import OnnxAgent
+
+    direct = OnnxAgent(str(policy_files[1]))
+    n = 0
+    for i, (game, seat) in enumerate(positions(TRAINED, 4, 11)):
+        explain = i % 2 == 0
+        status, body, _ = call(onnx_server, "/move", request_of(game, seat, explain=explain, rules=i % 3 != 0))
+        assert status == 200, body
+        legal = game.legal_actions()
+        assert body["action"] in legal and body["obs_version"] == 1
+        assert body["action"] == direct.act(game.view(seat))  # the rebuilt view decides like the real one
+        view = game.view(seat)
+        assert body["tile"] == list(TILES[body["action"] >> 2]) and body["points"] == view.points_of(body["action"])
+        assert body["end"] == ("lead" if not game.events else ["west", "east", "north", "south"][body["action"] & 3])
+        if explain:
+            moves = body["legal"]
+            assert [m["action"] for m in moves] == legal
+            assert [m["points"] for m in moves] == view.move_points()
+            probs = np.array([m["prob"] for m in moves])
+            assert abs(probs.sum() - 1.0) < 1e-9 and (probs >= 0).all()
+            assert moves[int(probs.argmax())]["action"] == body["action"]
+        n += 1
+    assert n > 20
+
+
+def test_zip_policy_gives_the_onnx_probabilities(policy_files):
+    zip_service = BotService(str(policy_files[0]))
+    onnx_service = BotService(str(policy_files[1]))
+    assert zip_service.name.startswith("ppo:") and zip_service.policy_rules == TRAINED
+    for game, seat in positions(TRAINED, 1, 5, every=3):
+        req = request_of(game, seat, explain=True)
+        a, b = zip_service.move(req), onnx_service.move(req)
+        np.testing.assert_allclose([m["prob"] for m in a["legal"]], [m["prob"] for m in b["legal"]], atol=1e-4)
+
+
+@pytest.mark.parametrize("options", [dict(num_players=4), dict(num_players=4, partnerships=False, hand_size="five")])
+def test_heuristic_spec_answers_4p_games(expert_server, options):
+    rules = Rules.make(**options)
+    n = 0
+    for i, (game, seat) in enumerate(itertools.islice(positions(rules, 2, 21, every=2), 40)):
+        status, body, _ = call(expert_server, "/move", request_of(game, seat, explain=i % 2 == 0))
+        assert status == 200, body
+        assert body["action"] in game.legal_actions()
+        if "legal" in body:
+            assert all(m["prob"] is None for m in body["legal"])
+        n += 1
+    assert n > 10
+
+
+def test_search_agent_works_on_rebuilt_positions():
+    rules = Rules.make(num_players=3, boneyard_reserve=2)
+    with running("ismcts:iters=8,rollout=greedy") as server:
+        for game, seat in positions(rules, 1, 8, every=4):
+            status, body, _ = call(server, "/move", request_of(game, seat))
+            assert status == 200 and body["action"] in game.legal_actions(), body
+
+
+def test_requests_in_parallel_all_get_answers(onnx_server):
+    reqs = [request_of(g, s) for g, s in positions(TRAINED, 2, 13, every=2)][:24]
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda r: call(onnx_server, "/move", r), reqs))
+    assert all(status == 200 for status, _, _ in results)
+
+
+def test_schema_and_openapi(onnx_server):
+    jsonschema = pytest.importorskip("jsonschema")
+    status, schema, _ = call(onnx_server, "/schema")
+    assert status == 200 and schema == json.loads(json.dumps(request_schema()))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for game, seat in positions(Rules.make(num_players=4), 1, 3, every=3):
+        validator.validate(request_of(game, seat, explain=True))
+    bad_requests = ({"hand": []}, {"seat": 0, "hand": [], "colour": 1}, {"seat": "0", "hand": []},
+                    {"seat": 0, "hand": [[1]]})
+    for bad in bad_requests:
+        assert not validator.is_valid(bad)
+    status, doc, _ = call(onnx_server, "/openapi.json")
+    assert status == 200 and doc["openapi"].startswith("3.1") and doc["servers"] == [{"url": onnx_server.url}]
+    assert set(doc["paths"]) == {"/health", "/schema", "/openapi.json", "/move"}
+    refs = re.findall(r'"\$ref": "#/components/schemas/(\w+)"', json.dumps(doc))
+    assert refs and set(refs) <= set(doc["components"]["schemas"])
+    for name, definition in doc["components"]["schemas"].items():
+        jsonschema.Draft202012Validator.check_schema(definition)
+    assert openapi()["paths"] == doc["paths"]
+
+
+# -- refusals ----------------------------------------------------------------------------
+
+
+def mutate(fn):
+    """A request built from the base position and changed by ``fn(request)``."""
+    def build():
+        _, req = base_request()
+        fn(req)
+        return req
+    return build
+
+
+ERRORS = [
+    # (name, body builder or raw bytes, status, message fragment)
+    ("malformed JSON", b'{"seat": 0,', 400, "malformed JSON"),
+    ("not UTF-8", b'{"seat": "\xff"}', 400, "not UTF-8"),
+    ("NaN", b'{"seat": NaN, "hand": []}', 400, "NaN is not valid JSON"),
+    ("duplicate field", b'{"seat": 0, "seat": 1, "hand": []}', 400, "duplicate field 'seat'"),
+    ("deep nesting", b"[" * 50000, 400, "nested too deeply"),
+    ("not an object", lambda: [1, 2], 400, "must be a JSON object, got array"),
+    ("unknown fields", mutate(lambda r: r.update(colour="red", zzz=1)), 400, "unknown field(s) 'colour', 'zzz'"),
+    ("missing field", lambda: {"hand": []}, 422, "missing field(s) 'seat'"),
+    ("seat type", mutate(lambda r: r.update(seat="0")), 422, "seat must be an integer"),
+    ("seat bool", mutate(lambda r: r.update(seat=True)), 422, "seat must be an integer"),
+    ("hand type", mutate(lambda r: r.update(hand={"0-1": 1})), 422, "hand must be an array"),
+    ("tile type", mutate(lambda r: r["hand"].__setitem__(1, [1, "2"])), 422, "hand[1] must be a tile"),
+    ("history type", mutate(lambda r: r.update(history="none")), 422, "history must be an array"),
+    ("event type", mutate(lambda r: r["history"].__setitem__(0, 5)), 422, "history[0] must be an event"),
+    ("event field type", mutate(lambda r: r["history"][1].update(end=["east"])), 422,
+     "history[1].end must be a string"),
+    ("hidden draw type", mutate(lambda r: r["history"].append({"type": "draw", "player": 0, "tile": "?"})), 422,
+     "history[6].tile must be a tile"),
+    ("huge integer", mutate(lambda r: r.update(scores=[-10**40, 0])), 422, "scores[0]: integer out of range"),
+    ("scores type", mutate(lambda r: r.update(scores=[0, "5"])), 422, "scores must be"),
+    ("explain type", mutate(lambda r: r.update(explain="yes")), 422, "explain must be true or false"),
+    ("rules type", mutate(lambda r: r.update(rules=[2])), 422, "rules must be"),
+    ("bad rules", mutate(lambda r: r.update(rules={"num_players": 5})), 422, "rules: num_players must be 2, 3 or 4"),
+    ("unknown rule", mutate(lambda r: r.update(rules={"jokers": True})), 422, "unknown rules option(s) 'jokers'"),
+    ("tile that does not exist", mutate(lambda r: r["hand"].__setitem__(0, [3, 9])), 422, "not a tile: [3, 9]"),
+    ("event tile that does not exist", mutate(lambda r: r["history"][0].update(tile=[7, 7])), 422,
+     "history event 1: not a tile"),
+    ("hand too small", mutate(lambda r: r["hand"].pop()), 422, "the rules deal 9"),
+    ("hand holds a tile another seat played", mutate(lambda r: r["hand"].__setitem__(0,
+        next(e["tile"] for e in r["history"] if e["type"] == "play" and e["player"] != r["seat"]))), 422,
+     "is in player"),
+    ("hand holds a tile the seat played", mutate(lambda r: r["hand"].append(
+        next(e["tile"] for e in r["history"] if e["type"] == "play" and e["player"] == r["seat"]))), 422,
+     "which the seat already played"),
+    ("duplicate tile", mutate(lambda r: r["hand"].append(r["hand"][0])), 422, "appears twice"),
+    ("not this seat's turn", mutate(lambda r: r.update(seat=1 - r["seat"])), 422, "turn, not player"),
+    ("seat out of range", mutate(lambda r: r.update(seat=2)), 422, "seat: player must be a seat 0..1"),
+    ("wrong points", mutate(lambda r: r["history"][1].update(points=r["history"][1]["points"] + 5)), 422,
+     "wrong points"),
+    ("game already over", mutate(lambda r: r.update(scores=[60, 0])), 422, "already reached the target"),
+    ("no legal move", must_draw_request, 422, "no legal placement: it must draw"),
+    ("4p game for a 2p policy", mutate(lambda r: r.update(rules={"num_players": 4})), 422,
+     "was trained for 2 players (rules"),
+]
+
+
+@pytest.mark.parametrize("name, body, status, message", ERRORS, ids=[e[0] for e in ERRORS])
+def test_refusals_name_the_problem(onnx_server, name, body, status, message):
+    if isinstance(body, bytes):
+        got, answer, _ = call(onnx_server, "/move", raw=body)
+    else:
+        got, answer, _ = call(onnx_server, "/move", body())
+    assert got == status, answer
+    assert set(answer) == {"error"} and message in answer["error"], answer["error"]
+    assert call(onnx_server, "/health")[0] == 200  # still serving
+
+
+def test_random_corruptions_are_refused_with_4xx_never_crash(policy_files):
+    """Requests from real games with random parts replaced: a legal move or a 400/422, nothing else."""
+    service = BotService(str(policy_files[1]))
+    reqs = [request_of(g, s, explain=True) for g, s in positions(TRAINED, 2, 1, every=3)]
+    rng = random.Random(0)
+    values = [None, True, 0, 1, -1, 7, 2**40, 1.5, "", "x", "5-6", "lead", "north", [], {}, [0], [0, 0], [7, 7],
+              {"type": "pass", "player": 0}, {"type": "draw", "player": 1}]
+
+    def corrupt(node):
+        if isinstance(node, (dict, list)) and node and rng.random() < 0.7:
+            node = type(node)(node)
+            key = rng.choice(list(node)) if isinstance(node, dict) else rng.randrange(len(node))
+            if rng.random() < 0.1:
+                del node[key]
+            else:
+                node[key] = corrupt(node[key])
+            return node
+        return rng.choice(values)
+
+    answered = refused = 0
+    for _ in range(1500):
+        req = rng.choice(reqs)
+        for _ in range(rng.randint(1, 3)):
+            req = corrupt(req)
+        try:
+            body = service.move_json(json.dumps(req).encode())
+        except ApiError as exc:
+            assert exc.status in (400, 422), (exc.message, req)
+            refused += 1
+        else:
+            rules = service.rules_for(req.get("rules"))
+            view = view_from_history(rules, req["seat"], req["hand"], req.get("history") or [], req.get("scores"))
+            assert body["action"] in view.legal_actions
+            answered += 1
+    assert answered > 10 and refused > 1000
+
+
+def test_the_base_request_is_valid(onnx_server):
+    _, req = base_request()
+    assert call(onnx_server, "/move", req)[0] == 200
+
+
+def test_paths_and_methods(onnx_server):
+    status, body, _ = call(onnx_server, "/nope")
+    assert status == 404 and "no such path '/nope'" in body["error"] and "/move" in body["error"]
+    assert call(onnx_server, "/nope", {"seat": 0}, method="POST")[0] == 404
+    status, body, headers = call(onnx_server, "/move")
+    assert status == 405 and "GET is not allowed on /move" in body["error"] and "POST" in headers["Allow"]
+    for method, path in (("POST", "/health"), ("DELETE", "/move"), ("PUT", "/schema")):
+        status, body, _ = call(onnx_server, path, {}, method=method)
+        assert status == 405 and f"{method} is not allowed on {path}" in body["error"]
+    status, body = raw_call(onnx_server, "BREW", "/move", {})
+    assert status == 501 and "BREW" in body["error"]
+    status, body, headers = call(onnx_server, "/health?verbose=1", method="HEAD")
+    assert status == 200 and body is None and int(headers["Content-Length"]) > 0
+    assert call(onnx_server, "/health")[0] == 200
+
+
+def test_body_limits(onnx_server):
+    _, req = base_request()
+    text = json.dumps(req).encode()
+    at_limit = text + b" " * (MAX_BODY - len(text))
+    assert len(at_limit) == MAX_BODY
+    status, body, _ = call(onnx_server, "/move", raw=at_limit)
+    assert status == 200, body
+    status, body, _ = call(onnx_server, "/move", raw=at_limit + b" ")
+    assert status == 413 and f"{MAX_BODY + 1} bytes is over the limit of {MAX_BODY}" in body["error"]
+    status, body = raw_call(onnx_server, "POST", "/move", {"Content-Length": str(10**9)})
+    assert status == 413
+    status, body = raw_call(onnx_server, "POST", "/move", {})
+    assert status == 411 and "Content-Length required" in body["error"]
+    status, body = raw_call(onnx_server, "POST", "/move", {"Transfer-Encoding": "chunked"}, b"2\r\n{}\r\n0\r\n\r\n")
+    assert status == 411 and "chunked" in body["error"]
+    for bad in ("abc", "-1", "1e3", "12 34"):
+        status, body = raw_call(onnx_server, "POST", "/move", {"Content-Length": bad})
+        assert status == 400 and "invalid Content-Length" in body["error"], bad
+    status, body = raw_call(onnx_server, "POST", "/move", {"Content-Length": "0"})
+    assert status == 400 and "empty body" in body["error"]
+    assert call(onnx_server, "/health")[0] == 200
+
+
+def test_unexpected_failures_are_500_and_the_server_keeps_serving():
+    game, req = base_request()
+    legal = game.legal_actions()
+    illegal = next(a for a in range(112) if a not in legal)
+    log = io.StringIO()
+    agents = [
+        (FunctionAgent(lambda view: 1 // 0, name="crash"), "internal error: ZeroDivisionError"),
+        (FunctionAgent(lambda view: illegal, name="cheat"), f"chose action {illegal}, which is not legal"),
+    ]
+    for agent, message in agents:
+        service = BotService(agent)
+        with running(service, quiet=False, log=log) as server:
+            status, body, _ = call(server, "/move", req)
+            assert status == 500 and message in body["error"], body
+            assert call(server, "/health")[0] == 200
+            service.agent = FunctionAgent(lambda view: view.legal_actions[0])
+            status, body, _ = call(server, "/move", req)
+            assert status == 200 and body["action"] == legal[0]
+    lines = [line for line in log.getvalue().splitlines() if re.fullmatch(r"(GET|POST) /\S* \d{3} \d+\.\d ms", line)]
+    # a request is logged once answered, so two quick requests may log in either order
+    assert sorted(" ".join(line.split()[:3]) for line in lines) == sorted(
+        ["POST /move 500", "GET /health 200", "POST /move 200"] * 2
+    )
+    assert "ZeroDivisionError" in log.getvalue()  # the traceback of the unexpected failure
+
+
+def test_quiet_logs_nothing_and_cors_is_opt_in():
+    log = io.StringIO()
+    with running("greedy", quiet=True, log=log) as server:
+        assert call(server, "/health")[0] == 200
+        assert "Access-Control-Allow-Origin" not in call(server, "/health")[2]
+    assert log.getvalue() == ""
+    with running("greedy", cors="*") as server:
+        status, _, headers = call(server, "/move", method="OPTIONS")
+        assert status == 204 and headers["Access-Control-Allow-Origin"] == "*"
+        assert "POST" in headers["Access-Control-Allow-Methods"]
+
+
+def test_policy_arguments():
+    assert resolve_policy_spec("models/a.onnx") == "onnx:models/a.onnx"
+    assert resolve_policy_spec("run/final.zip") == "ppo:run/final.zip"
+    assert resolve_policy_spec("snap.NPZ") == "ppo:snap.NPZ"
+    assert resolve_policy_spec("ismcts:iters=100") == "ismcts:iters=100"
+    assert resolve_policy_spec("onnx:x.onnx") == "onnx:x.onnx"
+    with pytest.raises(ValueError, match="policy file not found"):
+        BotService("missing/model.onnx")
+    with pytest.raises(ValueError, match="unknown agent"):
+        BotService("nonsense")
+
+
+def test_cli_prints_the_url_and_stops_cleanly_on_ctrl_c():
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "allfives_env.cli.main", "serve", "--policy", "greedy", "--port", "0"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        line = proc.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+", line).group(0)
+        with urllib.request.urlopen(url + "/health", timeout=10) as resp:
+            assert json.loads(resp.read())["policy"] == "greedy"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "GET /health 200" in err and "stopped" in err
+    out = subprocess.run([sys.executable, "-m", "allfives_env.cli.main", "serve", "--policy", "nope.onnx"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "policy file not found: nope.onnx" in out.stderr

@@ -1,0 +1,110 @@
+"""Export a trained policy to ONNX: observation and action mask in, logits and the chosen action out.
+
+The graph has two inputs, ``observation`` (float32, ``[N, OBS_SIZE]``, the vector of
+docs/observation.md) and ``action_mask`` (float32, ``[N, 112]``, 1 for legal actions), and three
+outputs: ``logits`` (the raw policy logits), ``masked_logits`` (illegal actions set to -1e9) and
+``action`` (int64, the legal action with the highest logit). The masking is inside the graph, so a
+runtime only has to build the two inputs. The ONNX metadata holds ``obs_version``, ``obs_size``,
+``num_actions``, ``rules`` (JSON) and ``source``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from allfives_env.engine.tiles import NUM_ACTIONS
+from allfives_env.observation import OBS_SIZE, OBS_VERSION
+
+MASKED = -1e9
+
+
+class ExportError(ValueError):
+    """The model cannot be exported (unreadable, or not a policy this project knows)."""
+
+
+def _actor_module(policy):
+    import torch
+    from torch import nn
+
+    class Actor(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.features = policy.pi_features_extractor
+            self.extractor = policy.mlp_extractor
+            self.action_net = policy.action_net
+
+        def forward(self, observation, action_mask):
+            latent = self.extractor.forward_actor(self.features(observation))
+            logits = self.action_net(latent)
+            masked = torch.where(action_mask > 0.5, logits, torch.full_like(logits, MASKED))
+            return logits, masked, torch.argmax(masked, dim=-1)
+
+    return Actor().eval()
+
+
+def export_onnx(model_path, out_path, opset: int = 17) -> dict:
+    """Write ``out_path`` (ONNX) from an SB3 MaskablePPO zip; return the metadata written."""
+    import onnx
+    import torch
+
+    from agents.policy import PolicyFileError, check_layout, read_zip_metadata
+
+    model_path = Path(model_path)
+    if not model_path.exists():
+        raise ExportError(f"model file not found: {model_path}")
+    try:
+        metadata = read_zip_metadata(str(model_path))
+        from sb3_contrib import MaskablePPO
+
+        model = MaskablePPO.load(model_path, device="cpu")
+    except PolicyFileError as exc:
+        raise ExportError(str(exc)) from None
+    except Exception as exc:
+        raise ExportError(f"not a readable MaskablePPO model: {model_path} ({type(exc).__name__}: {exc})") from None
+    obs_size = int(np.prod(model.observation_space.shape))
+    try:
+        check_layout(metadata, obs_size, str(model_path))
+    except PolicyFileError as exc:
+        raise ExportError(str(exc)) from None
+    actor = _actor_module(model.policy)
+    obs = torch.zeros((1, OBS_SIZE), dtype=torch.float32)
+    mask = torch.ones((1, NUM_ACTIONS), dtype=torch.float32)
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_name(out_path.name + ".tmp")
+    # the TorchScript exporter: the newer torch.export one needs onnxscript and gains nothing here
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(
+            actor,
+            (obs, mask),
+            str(tmp),
+            input_names=["observation", "action_mask"],
+            output_names=["logits", "masked_logits", "action"],
+            dynamic_axes={name: {0: "batch"} for name in ("observation", "action_mask", "logits", "masked_logits", "action")},
+            opset_version=opset,
+            dynamo=False,
+        )
+    info = {
+        "obs_version": str(metadata.get("obs_version", OBS_VERSION)),
+        "obs_size": str(OBS_SIZE),
+        "num_actions": str(NUM_ACTIONS),
+        "rules": json.dumps(metadata.get("rules")),
+        "source": model_path.name,
+        "producer": "allfives export",
+        "inputs": "observation float32 [N, obs_size]; action_mask float32 [N, num_actions] (1 = legal)",
+        "outputs": "logits [N, num_actions]; masked_logits (illegal = -1e9); action int64 [N]",
+    }
+    graph = onnx.load(str(tmp))
+    for key, value in info.items():
+        entry = graph.metadata_props.add()
+        entry.key, entry.value = key, value
+    onnx.checker.check_model(graph)
+    onnx.save(graph, str(tmp))
+    os.replace(tmp, out_path)
+    return info
