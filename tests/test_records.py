@@ -114,7 +114,7 @@ def mutate(record, how):
         ("missing_field", r"hand 1: missing field 'deal'"),
         ("bad_tile", r"hand 1 deal seat 0: not a tile"),
         ("duplicate_tile", r"hand 1: tile \d+ is dealt twice"),
-        ("wrong_end", r"hand 1 event 1: unknown end 'up'"),
+        ("wrong_end", r"hand 1 event 1: end must be lead, west, east, north or south, got .up."),
     ],
 )
 def test_replay_names_what_is_wrong(how, message):

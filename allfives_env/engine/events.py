@@ -9,10 +9,10 @@ Internally an event is a tuple whose first item is its kind:
 
 from __future__ import annotations
 
-from .tiles import END_NAMES, TILES
+from .tiles import END_NAMES, LEAD_END, TILES
 
 PLAY, DRAW, PASS = 0, 1, 2
-LEAD = 4
+LEAD = LEAD_END
 HIDDEN = -1
 EVENT_TYPES = ("play", "draw", "pass")
 END_LABELS = END_NAMES + ("lead",)

@@ -15,7 +15,7 @@ from .events import DRAW, HIDDEN, LEAD, PASS, PLAY
 from .game import missing_after_turn
 from .layout import Layout
 from .rules import Rules
-from .tiles import END_INDEX, TILE_NAMES, TILE_PIP_MASK, WEST, tile_index
+from .tiles import END_NAMES, TILE_NAMES, TILE_PIP_MASK, WEST, parse_end, tile_index
 from .view import PlayerView
 
 
@@ -53,15 +53,10 @@ def parse_events(events, n: int) -> list[tuple]:
         player = _seat(e.get("player"), n, where)
         if kind == "play":
             unknown = set(e) - {"type", "player", "tile", "end", "points"}
-            end_name = e.get("end")
-            if not isinstance(end_name, str):
-                raise PositionError(f"{where}: end must be lead, west, east, north or south, got {end_name!r}")
-            if end_name == "lead":
-                end = LEAD
-            elif end_name in END_INDEX:
-                end = END_INDEX[end_name]
-            else:
-                raise PositionError(f"{where}: end must be lead, west, east, north or south, got {end_name!r}")
+            try:
+                end = parse_end(e.get("end"))
+            except ValueError as exc:
+                raise PositionError(f"{where}: {exc}") from None
             points = e.get("points")
             if points is not None and (isinstance(points, bool) or not isinstance(points, int)):
                 raise PositionError(f"{where}: points must be an integer, got {points!r}")
@@ -159,7 +154,7 @@ def view_from_history(rules: Rules, seat: int, hand, history, scores=None, hand_
                 raise PositionError(f"{where}: player {seat} drew {TILE_NAMES[last_draw]} and must place it")
             a = WEST if end == LEAD else end
             if not layout.fits(t, a):
-                raise PositionError(f"{where}: {TILE_NAMES[t]} does not match the {('west' if end == LEAD else ['west', 'east', 'north', 'south'][end])} end")
+                raise PositionError(f"{where}: {TILE_NAMES[t]} does not match the {END_NAMES[a]} end")
             if turn_draws:
                 missing[player] = missing_after_turn(missing[player], turn_pips, turn_draws > 1)
             points = layout.place(t, a)

@@ -16,7 +16,7 @@ from .errors import IllegalMoveError, RecordError
 from .events import DRAW, LEAD, PASS, PLAY, event_to_dict
 from .game import RECORD_FORMAT, Deal, Game
 from .rules import Rules
-from .tiles import END_INDEX, TILE_NAMES, WEST, tile_index
+from .tiles import TILE_NAMES, WEST, parse_end, tile_index
 
 _REQUIRED = ("format", "rules", "hands", "final_scores", "winner", "complete")
 
@@ -112,13 +112,10 @@ def parse_event(event: dict, where: str) -> tuple:
     player = _int(_field(event, "player", where), f"{where} player")
     if kind == "play":
         tile = _tile(_field(event, "tile", where), f"{where} tile")
-        end_name = _field(event, "end", where)
-        if end_name == "lead":
-            end = LEAD
-        elif end_name in END_INDEX:
-            end = END_INDEX[end_name]
-        else:
-            raise RecordError(f"{where}: unknown end {end_name!r} (west, east, north, south or lead)")
+        try:
+            end = parse_end(_field(event, "end", where))
+        except ValueError as exc:
+            raise RecordError(f"{where}: {exc}") from None
         return (PLAY, player, tile, end, _int(_field(event, "points", where), f"{where} points"))
     if kind == "draw":
         return (DRAW, player, _tile(_field(event, "tile", where), f"{where} tile"))

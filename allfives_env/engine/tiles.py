@@ -72,15 +72,26 @@ def tile_index(tile) -> int:
     return TILE_INDEX[key]
 
 
+#: the end code of a lead in events (``events.LEAD``); a lead's action uses ``WEST``
+LEAD_END = 4
+
+
+def parse_end(name) -> int:
+    """The end code of an end name: 0..3 for west, east, north, south; ``LEAD_END`` for ``"lead"``."""
+    if isinstance(name, str):
+        if name == "lead":
+            return LEAD_END
+        if name in END_INDEX:
+            return END_INDEX[name]
+    raise ValueError(f"end must be lead, west, east, north or south, got {name!r}")
+
+
 def encode_action(tile, end) -> int:
     """Action id for placing ``tile`` (any form :func:`tile_index` takes) on ``end`` (name or id)."""
     if isinstance(end, str):
-        if end == "lead":
+        end = parse_end(end)
+        if end == LEAD_END:
             end = WEST
-        elif end in END_INDEX:
-            end = END_INDEX[end]
-        else:
-            raise ValueError(f"unknown end {end!r}; expected one of {', '.join(END_NAMES)} or lead")
     if isinstance(end, bool) or not isinstance(end, int) or not 0 <= end < NUM_ENDS:
         raise ValueError(f"end must be 0..3 or a name, got {end!r}")
     return 4 * tile_index(tile) + end
