@@ -228,7 +228,7 @@ class raw_env(AECEnv):
     def describe_illegal(self, action) -> str:
         """Why ``action`` is illegal for the agent to act (the engine's message), or '' if it is legal."""
         try:
-            self.game._check(action)
+            self.game.check(action)
         except (IllegalMoveError, GameOverError) as exc:
             return str(exc)
         return ""

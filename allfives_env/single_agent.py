@@ -23,7 +23,7 @@ import numpy as np
 from gymnasium import spaces
 
 from allfives_env.aec import DEFAULT_MAX_HANDS, EPISODES, REWARDS, hand_winner, win_rewards, zero_sum
-from allfives_env.engine import Game, Rules
+from allfives_env.engine import Game, IllegalMoveError, Rules
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.observation import OBS_SIZE, OBS_VERSION, encode
 from allfives_env.render import render_view
@@ -160,7 +160,10 @@ class SingleAgentEnv(gym.Env):
         if self.game.over or self._lost_by_illegal:
             raise RuntimeError("the episode is over; call reset()")
         if self.illegal_action == "lose" and not self.game.is_legal(action):
-            message = str(self._illegal_error(action))
+            try:
+                self.game.check(action)
+            except (IllegalMoveError, TypeError) as exc:
+                message = str(exc)
             self._lost_by_illegal = True
             info = self._info()
             info["illegal_move"] = message
@@ -177,13 +180,6 @@ class SingleAgentEnv(gym.Env):
         if self.render_mode == "human":
             self.render()
         return self._obs(), float(reward), terminated, truncated, self._info()
-
-    def _illegal_error(self, action):
-        try:
-            self.game.step(action)  # raises, changing nothing
-        except Exception as exc:  # IllegalMoveError, or TypeError for a non-integer
-            return exc
-        raise AssertionError("is_legal and step disagree")  # pragma: no cover
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the legal actions for the learner's current decision."""

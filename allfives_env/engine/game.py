@@ -255,12 +255,13 @@ class Game:
     def is_legal(self, action: int) -> bool:
         """Whether ``action`` is legal for the player to act."""
         try:
-            self._check(action)
+            self.check(action)
         except (IllegalMoveError, GameOverError):
             return False
         return True
 
-    def _check(self, action) -> int:
+    def check(self, action) -> int:
+        """``action`` as an int if it is legal now; else ``IllegalMoveError`` (or ``GameOverError``). Changes nothing."""
         if self.over:
             raise GameOverError("the game is over; no more moves")
         try:
@@ -299,7 +300,7 @@ class Game:
         Raises ``IllegalMoveError`` (state unchanged) for a move the rules do not allow and
         ``GameOverError`` after the game ended.
         """
-        a = self._check(action)
+        a = self.check(action)
         p = self.current_player
         t = a >> 2
         self.hands[p] ^= 1 << t

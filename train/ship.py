@@ -1,0 +1,89 @@
+"""Ship a trained run as ``models/NAME.zip`` + ``NAME.onnx`` + ``NAME.json`` (the model card).
+
+    python -m train.ship runs/ppo_2p --name allfives_2p [--model final.zip] [--games 2000] [--workers 2]
+
+The card holds the resolved config, steps and wall time of the run, the ONNX parity check, and a
+fresh duplicate tournament of the policy against random, greedy and expert (``--games`` per
+pairing, 95% Wilson intervals), played with the ONNX file so the card describes what ships.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import time
+from pathlib import Path
+
+import yaml
+
+from agents.tournament import run_tournament
+from allfives_env.engine import Rules
+
+from .export import export_onnx
+from .parity import check_parity
+
+
+def ship(run_dir, name: str, model: str = "final.zip", games: int = 2000, workers: int = 1, seed: int = 20261130, out_dir="models") -> dict:
+    """Copy, export and evaluate a run's model; write and return its card."""
+    run_dir, out_dir = Path(run_dir), Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    run_card = json.loads((run_dir / "card.json").read_text())
+    config = yaml.safe_load((run_dir / "config.yaml").read_text())
+    zip_path = out_dir / f"{name}.zip"
+    shutil.copyfile(run_dir / model, zip_path)
+    onnx_path = out_dir / f"{name}.onnx"
+    export_onnx(zip_path, onnx_path)
+    parity = check_parity(zip_path, onnx_path, count=10_000)
+    rules = Rules.from_dict(run_card["rules"])
+    started = time.perf_counter()
+    result = run_tournament([f"onnx:{onnx_path}", "random", "greedy", "expert"], rules, games=games, seed=seed, workers=workers)
+    me = result.config["agents"][0]
+    evaluation = []
+    for opponent in result.config["agents"][1:]:
+        p = result.pairing(me, opponent)
+        evaluation.append({k: p[k] for k in ("b", "games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff", "a_points_per_hand", "b_points_per_hand")})
+        evaluation[-1]["opponent"] = evaluation[-1].pop("b")
+    card = {
+        "name": name,
+        "files": {"model": zip_path.name, "onnx": onnx_path.name},
+        "rules": run_card["rules"],
+        "obs_version": run_card["obs_version"],
+        "trained_steps": run_card["steps"],
+        "training_wall_seconds": run_card["wall_seconds"],
+        "shipped_from": f"{run_dir.name}/{model}",
+        "evaluation": {
+            "games_per_opponent": result.config["games_per_pairing"],
+            "duplicate": True,
+            "seed": seed,
+            "played_as": f"onnx:{onnx_path.name}",
+            "results": evaluation,
+            "ratings": result.ratings,
+            "seconds": round(time.perf_counter() - started, 1),
+        },
+        "onnx_parity": parity,
+        "config": config,
+    }
+    (out_dir / f"{name}.json").write_text(json.dumps(card, indent=1) + "\n")
+    return card
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir")
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--model", default="final.zip")
+    parser.add_argument("--games", type=int, default=2000)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--out-dir", default="models")
+    args = parser.parse_args(argv)
+    card = ship(args.run_dir, args.name, args.model, args.games, args.workers, out_dir=args.out_dir)
+    for row in card["evaluation"]["results"]:
+        print(f"{card['name']} vs {row['opponent']:<8} {row['a_wins']}/{row['games']} = {row['a_win_rate']:.3f} "
+              f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] score diff {row['mean_score_diff']:.1f}")
+    print(f"onnx parity: {card['onnx_parity']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
