@@ -94,6 +94,17 @@ def test_tiny_training_run_resume_and_corrupt_checkpoint(tmp_path):
     assert match.returncode == 0, match.stderr
     assert json.loads(match.stdout.strip().splitlines()[-1])["pairings"][0]["games"] == 4
 
+    # shipping the run: zip + onnx + card with the evaluation and the baselines' yardstick
+    models = tmp_path / "models"
+    shipped = subprocess.run([sys.executable, "-m", "train.ship", str(run_dir), "--name", "tiny", "--games", "4", "--out-dir", str(models)],
+                             capture_output=True, text=True, timeout=600)
+    assert shipped.returncode == 0, shipped.stderr
+    card = json.loads((models / "tiny.json").read_text())
+    assert (models / "tiny.zip").is_file() and (models / "tiny.onnx").is_file()
+    assert [r["opponent"] for r in card["evaluation"]["results"]] == ["random", "greedy", "expert"]
+    assert len(card["evaluation"]["among_baselines"]) == 3 and card["onnx_parity"]["same_action"] >= 0.99
+    assert "tiny vs greedy" in shipped.stdout
+
 
 def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
     result = run_cli("train", "--run-dir", str(tmp_path / "nothing"), "--resume")

@@ -3,8 +3,9 @@
     python -m train.ship runs/ppo_2p --name allfives_2p [--model final.zip] [--games 2000] [--workers 2]
 
 The card holds the resolved config, steps and wall time of the run, the ONNX parity check, and a
-fresh duplicate tournament of the policy against random, greedy and expert (``--games`` per
-pairing, 95% Wilson intervals), played with the ONNX file so the card describes what ships.
+fresh duplicate round robin of the policy, random, greedy and expert (``--games`` per pairing,
+95% Wilson intervals), played with the ONNX file so the card describes what ships; the baselines'
+games among themselves are kept in the card too, as the yardstick.
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ def ship(run_dir, name: str, model: str = "final.zip", games: int = 2000, worker
         p = result.pairing(me, opponent)
         evaluation.append({k: p[k] for k in ("b", "games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff", "a_points_per_hand", "b_points_per_hand")})
         evaluation[-1]["opponent"] = evaluation[-1].pop("b")
+    baselines = result.config["agents"][1:]
+    among_baselines = [
+        {k: result.pairing(a, b)[k] for k in ("a", "b", "games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff")}
+        for i, a in enumerate(baselines) for b in baselines[i + 1 :]
+    ]
     card = {
         "name": name,
         "files": {"model": zip_path.name, "onnx": onnx_path.name},
@@ -58,6 +64,7 @@ def ship(run_dir, name: str, model: str = "final.zip", games: int = 2000, worker
             "seed": seed,
             "played_as": f"onnx:{onnx_path.name}",
             "results": evaluation,
+            "among_baselines": among_baselines,
             "ratings": result.ratings,
             "seconds": round(time.perf_counter() - started, 1),
         },
@@ -80,6 +87,9 @@ def main(argv=None) -> int:
     card = ship(args.run_dir, args.name, args.model, args.games, args.workers, out_dir=args.out_dir)
     for row in card["evaluation"]["results"]:
         print(f"{card['name']} vs {row['opponent']:<8} {row['a_wins']}/{row['games']} = {row['a_win_rate']:.3f} "
+              f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] score diff {row['mean_score_diff']:.1f}")
+    for row in card["evaluation"]["among_baselines"]:
+        print(f"{row['a']} vs {row['b']:<8} {row['a_wins']}/{row['games']} = {row['a_win_rate']:.3f} "
               f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] score diff {row['mean_score_diff']:.1f}")
     print(f"onnx parity: {card['onnx_parity']}")
     return 0
