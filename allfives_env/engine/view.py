@@ -71,6 +71,16 @@ class PlayerView:
         self.drawable: int = game.draw_limit - game.draw_pos
         #: per seat, 7-bit mask of pips that seat is known not to hold
         self.missing_pips: tuple[int, ...] = tuple(game.missing)
+        self._take_layout(layout)
+        self.hand_index: int = len(game.hand_logs) - 1
+        self.starter: int = game.starter
+        #: passes in a row since the last placement (the hand is blocked when every player passed)
+        self.passes: int = game.passes
+        self._events = game.events
+        self._num_events = len(game.events)
+
+    def _take_layout(self, layout: Layout) -> None:
+        """Snapshot what the layout shows (both constructors)."""
         #: per arm (west, east, north, south): pip shown, ``CLOSED`` (7) if the arm does not exist
         self.pips: tuple[int, ...] = tuple(layout.pips)
         #: per arm: what its end counts now
@@ -87,14 +97,8 @@ class PlayerView:
         self.played: int = layout.played
         #: the lead tile, or -1 before the lead
         self.lead: int = layout.lead
-        self.hand_index: int = len(game.hand_logs) - 1
-        self.starter: int = game.starter
-        #: passes in a row since the last placement (the hand is blocked when every player passed)
-        self.passes: int = game.passes
         self._layout = layout
         self._arm_lens = tuple(map(len, layout.arms))
-        self._events = game.events
-        self._num_events = len(game.events)
 
     @classmethod
     def from_public(
@@ -130,19 +134,10 @@ class PlayerView:
         view.boneyard_size = boneyard_size
         view.drawable = drawable
         view.missing_pips = tuple(missing_pips)
-        view.pips = tuple(layout.pips)
-        view.values = tuple(layout.values)
-        view.double_ends = layout.double_ends
-        view.spinner = layout.spinner
-        view.spinner_covered = layout.spinner_covered
-        view.count = layout.count
-        view.played = layout.played
-        view.lead = layout.lead
+        view._take_layout(layout)
         view.hand_index = hand_index
         view.starter = starter
         view.passes = passes
-        view._layout = layout
-        view._arm_lens = tuple(map(len, layout.arms))
         view._events = list(events)
         view._num_events = len(events)
         return view
