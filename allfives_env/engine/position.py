@@ -127,9 +127,9 @@ def view_from_history(rules: Rules, seat: int, hand, history, scores=None, hand_
     missing = [0] * n
     drawable = rules.boneyard_size - rules.boneyard_reserve
     drawn = passes = 0
-    to_act = None if not events else events[0][1]
-    turn_pips = -1  # open pips when the current player's draws began (-1: not drawing)
-    turn_draws = 0
+    starter = events[0][1] if events else seat  # nothing played yet: the seat leads
+    to_act = starter
+    turn_draws = 0  # draws of the player to act this turn (the layout has not changed since they began)
     last_draw = HIDDEN
     side_of = rules.side_of
     for i, e in enumerate(events):
@@ -156,7 +156,7 @@ def view_from_history(rules: Rules, seat: int, hand, history, scores=None, hand_
             if not layout.fits(t, a):
                 raise PositionError(f"{where}: {TILE_NAMES[t]} does not match the {END_NAMES[a]} end")
             if turn_draws:
-                missing[player] = missing_after_turn(missing[player], turn_pips, turn_draws > 1)
+                missing[player] = missing_after_turn(missing[player], layout.open_pips_mask(), turn_draws > 1)
             points = layout.place(t, a)
             if e[4] is not None and e[4] != points:
                 raise PositionError(f"{where}: wrong points: {e[4]} given, the placement scores {points}")
@@ -169,7 +169,6 @@ def view_from_history(rules: Rules, seat: int, hand, history, scores=None, hand_
             if counts[player] == 0:
                 raise PositionError(f"{where}: player {player} went out: the hand is over")
             passes = turn_draws = 0
-            turn_pips = -1
             to_act = (player + 1) % n
         elif kind == DRAW:
             if layout.num_tiles == 0:
@@ -177,7 +176,6 @@ def view_from_history(rules: Rules, seat: int, hand, history, scores=None, hand_
             if drawn >= drawable:
                 raise PositionError(f"{where}: nothing is left to draw")
             if turn_draws == 0:
-                turn_pips = layout.open_pips_mask()
                 if player == seat and own & layout.open_tiles:
                     raise PositionError(f"{where}: draw while able to play: player {seat} holds a tile that fits")
             elif player == seat and layout.open_tiles >> last_draw & 1:
@@ -195,17 +193,13 @@ def view_from_history(rules: Rules, seat: int, hand, history, scores=None, hand_
                 raise PositionError(f"{where}: pass while tiles can be drawn")
             if player == seat and own & layout.open_tiles:
                 raise PositionError(f"{where}: pass while able to play: player {seat} holds a tile that fits")
-            open_pips = turn_pips if turn_draws else layout.open_pips_mask()
-            missing[player] = missing_after_turn(missing[player], open_pips, turn_draws > 0)
+            missing[player] = missing_after_turn(missing[player], layout.open_pips_mask(), turn_draws > 0)
             passes += 1
             turn_draws = 0
-            turn_pips = -1
             if passes >= n:
                 raise PositionError(f"{where}: every player passed: the hand is blocked and over")
             to_act = (player + 1) % n
 
-    if to_act is None:
-        to_act = seat  # nothing played yet: the seat leads
     if to_act != seat:
         raise PositionError(f"it is player {to_act}'s turn, not player {seat}'s")
     forced = -1
@@ -213,7 +207,7 @@ def view_from_history(rules: Rules, seat: int, hand, history, scores=None, hand_
         if not layout.open_tiles >> last_draw & 1:
             raise PositionError(f"the history ends with player {seat} drawing {TILE_NAMES[last_draw]}, which does not fit: it must draw again or pass")
         forced = last_draw
-        missing[seat] = missing_after_turn(missing[seat], turn_pips, turn_draws > 1)
+        missing[seat] = missing_after_turn(missing[seat], layout.open_pips_mask(), turn_draws > 1)
     legal = layout.actions_for(1 << forced if forced >= 0 else own)
     if not legal:
         need = "pass" if drawn >= drawable else "draw"
@@ -223,7 +217,7 @@ def view_from_history(rules: Rules, seat: int, hand, history, scores=None, hand_
         seat,
         own,
         layout,
-        [e if e[0] != DRAW or e[1] == seat else (DRAW, e[1], HIDDEN) for e in events],
+        events,  # the view shows other seats' draws without their tiles
         current_player=seat,
         legal_actions=legal,
         forced_tile=forced,
@@ -234,5 +228,5 @@ def view_from_history(rules: Rules, seat: int, hand, history, scores=None, hand_
         missing_pips=missing,
         passes=passes,
         hand_index=hand_index,
-        starter=events[0][1] if events else seat,
+        starter=starter,
     )

@@ -118,8 +118,8 @@ class PlayerView:
         drawable: int,
         missing_pips: list[int],
         passes: int,
-        hand_index: int = 0,
-        starter: int = 0,
+        hand_index: int,
+        starter: int,
     ) -> "PlayerView":
         """A view assembled from public facts (see ``engine.position``), without a ``Game``."""
         view = cls.__new__(cls)
