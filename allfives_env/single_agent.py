@@ -159,15 +159,14 @@ class SingleAgentEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if self.game.over or self._lost_by_illegal:
             raise RuntimeError("the episode is over; call reset()")
-        if self.illegal_action == "lose" and not self.game.is_legal(action):
+        if self.illegal_action == "lose":
             try:
                 self.game.check(action)
-            except (IllegalMoveError, TypeError) as exc:
-                message = str(exc)
-            self._lost_by_illegal = True
-            info = self._info()
-            info["illegal_move"] = message
-            return self._obs(), self.illegal_reward, True, False, info
+            except IllegalMoveError as exc:  # the game is not over (checked above)
+                self._lost_by_illegal = True
+                info = self._info()
+                info["illegal_move"] = str(exc)
+                return self._obs(), self.illegal_reward, True, False, info
         self.game.step(int(action))
         self._play_others()
         game = self.game
