@@ -14,7 +14,7 @@ from allfives_env.observation import encode
 
 FIELDS = ("seat", "hand", "current_player", "legal_actions", "forced_tile", "scores", "tile_counts", "boneyard_size",
           "drawable", "missing_pips", "pips", "values", "double_ends", "spinner", "spinner_covered", "count", "played",
-          "lead", "passes")
+          "lead", "passes", "starter", "hand_index")
 
 
 def request_of(game: Game, seat: int) -> dict:
@@ -41,13 +41,21 @@ def test_view_from_history_equals_the_engine_view(options, seed, move_seed):
     while not game.over:
         seat = game.current_player
         req = request_of(game, seat)
-        rebuilt = view_from_history(rules, seat, req["hand"], req["history"], req["scores"])
         real = game.view(seat)
+        rebuilt = view_from_history(rules, seat, req["hand"], req["history"], req["scores"], hand_index=real.hand_index)
         for name in FIELDS:
             assert getattr(rebuilt, name) == getattr(real, name), name
         assert rebuilt.history == real.history and rebuilt.arms == real.arms
         np.testing.assert_array_equal(encode(rebuilt), encode(real))
         game.step(rng.choice(game.legal_actions()))
+
+
+def test_points_left_out_of_the_history_are_filled_in():
+    game, seat, req = base()
+    for e in req["history"]:
+        e.pop("points", None)
+    rebuilt = view_from_history(game.rules, seat, req["hand"], req["history"], req["scores"])
+    assert rebuilt.history_dicts() == game.view(seat).history_dicts()
 
 
 def base():

@@ -158,7 +158,9 @@ def view_from_history(rules: Rules, seat: int, hand, history, scores=None, hand_
             if turn_draws:
                 missing[player] = missing_after_turn(missing[player], layout.open_pips_mask(), turn_draws > 1)
             points = layout.place(t, a)
-            if e[4] is not None and e[4] != points:
+            if e[4] is None:
+                events[i] = (PLAY, player, t, end, points)
+            elif e[4] != points:
                 raise PositionError(f"{where}: wrong points: {e[4]} given, the placement scores {points}")
             if player == seat:
                 own &= ~(1 << t)
