@@ -25,7 +25,7 @@ project's notes).
 from __future__ import annotations
 
 from allfives_env.engine.layout import placements_points
-from allfives_env.engine.tiles import CLOSED, IS_DOUBLE, PIP_TILES, TILE_PIP_MASK, mask_pips, mask_tiles
+from allfives_env.engine.tiles import IS_DOUBLE, TILE_PIP_MASK, mask_pips, mask_tiles
 
 from .base import Agent
 from .belief import allowed_mask, unseen_mask
@@ -57,20 +57,15 @@ def expected_best(values: list[int], p: float) -> float:
     return total
 
 
-def best_reply_points(pips, values, candidates: int) -> list[int]:
-    """For each candidate tile that fits an end, the most it could score on that layout."""
-    out = []
-    open_pips = [p for p in pips if p != CLOSED]
-    fits = 0
-    for p in set(open_pips):
-        fits |= PIP_TILES[p]
-    for t in mask_tiles(candidates & fits):
-        actions = [4 * t + e for e in range(4) if pips[e] != CLOSED and pips[e] in _TILE_SIDES[t]]
-        out.append(max(placements_points(pips, values, False, actions)))
-    return out
-
-
-_TILE_SIDES = tuple(frozenset(p for p in range(7) if TILE_PIP_MASK[t] >> p & 1) for t in range(28))
+def best_reply_points(layout, candidates: int) -> list[int]:
+    """For each candidate tile that fits an end of ``layout``, the most it could score there."""
+    actions = layout.actions_for(candidates)
+    best: dict[int, int] = {}
+    for a, points in zip(actions, placements_points(layout.pips, layout.values, False, actions)):
+        t = a >> 2
+        if points > best.get(t, -1):
+            best[t] = points
+    return list(best.values())
 
 
 class ExpertAgent(Agent):
@@ -131,7 +126,7 @@ class ExpertAgent(Agent):
             layout = view.layout_copy()
             layout.place(t, action & 3)
             for allowed, p, weight in reply_models:
-                score += weight * expected_best(best_reply_points(layout.pips, layout.values, allowed), p)
+                score += weight * expected_best(best_reply_points(layout, allowed), p)
             score -= heavy * mask_pips(left)
             pipset = 0
             for lt in mask_tiles(left):
