@@ -14,9 +14,8 @@ def evaluate(agent: Agent, opponents: list[str], rules, games: int, seed: int, w
     rows = []
     for i, opponent in enumerate(opponents):
         result = run_tournament([agent, opponent], rules, games=games, seed=seed + 7919 * i, duplicate=True, workers=workers)
-        row = dict(result.pairings[0])
-        if row["b"] != opponent:  # the tournament names the first agent "a"; keep the learner first
-            row = result.pairing(row["b"], row["a"])
+        me, them = result.config["agents"]  # labels, e.g. "greedy#2" when both share a name
+        row = result.pairing(me, them)
         row["opponent"] = opponent
         rows.append(row)
     return rows
