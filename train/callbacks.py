@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import io
 import json
+import zipfile
 from pathlib import Path
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from agents.policy import NumpyPolicy, PPOAgent, write_zip_metadata
+from agents.policy import METADATA_NAME, NumpyPolicy, PPOAgent
 
 from .checkpoint import atomic_write, save_checkpoint
 from .evaluate import evaluate
@@ -19,8 +20,16 @@ def save_model(model, path: Path, metadata: dict) -> None:
     """Save an SB3 model atomically, with the project's metadata (``allfives.json``) inside."""
     buffer = io.BytesIO()
     model.save(buffer)
+    with zipfile.ZipFile(buffer, "a", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(METADATA_NAME, json.dumps(metadata, indent=1))
     atomic_write(path, buffer.getvalue())
-    write_zip_metadata(str(path), metadata)
+
+
+def learner_agent(model, metadata: dict) -> PPOAgent:
+    """The model being trained as an agent named ``learner`` (numpy inference, for evaluations)."""
+    agent = PPOAgent(NumpyPolicy.from_sb3(model.policy, metadata))
+    agent.name = "learner"
+    return agent
 
 
 class _Every(BaseCallback):
@@ -80,8 +89,7 @@ class EvalCallback(_Every):
 
     def fire(self) -> None:
         cfg = self.config.eval
-        agent = PPOAgent(NumpyPolicy.from_sb3(self.model.policy, self.metadata))
-        agent.name = "learner"
+        agent = learner_agent(self.model, self.metadata)
         rows = evaluate(agent, cfg.opponents, self.rules, cfg.games, seed=self.config.seed + 1_000_003 * (self.tracker["evals"] + 1))
         self.tracker["evals"] += 1
         for row in rows:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import shutil
 import time
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
-    from .callbacks import CheckpointCallback, EvalCallback, SelfPlayCallback, save_model
+    from .callbacks import CheckpointCallback, EvalCallback, SelfPlayCallback, learner_agent, save_model
 
     # 1. run directory, resolved config, seeds ---------------------------------------------------
     run_dir = Path(run_dir)
@@ -138,19 +139,15 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
                 raise
     finally:
         env.close()
-    wall = wall_before + time.time() - started
-    tracker["wall_seconds"] = wall
-    save_checkpoint(run_dir, model, {"pool": pool.state(), "tracker": dict(tracker)})
+    save_checkpoint(run_dir, model, checkpoint_state())
+    wall = tracker["wall_seconds"]
 
     # 6. final model, evaluation, card -------------------------------------------------------------
     final_meta = dict(metadata, steps=int(model.num_timesteps), wall_seconds=round(wall, 1))
     save_model(model, run_dir / "final.zip", final_meta)
     if not (run_dir / "best.zip").exists():
-        save_model(model, run_dir / "best.zip", final_meta)
-    from agents.policy import NumpyPolicy, PPOAgent
-
-    final_agent = PPOAgent(NumpyPolicy.from_sb3(model.policy, metadata))
-    final_agent.name = "learner"
+        shutil.copyfile(run_dir / "final.zip", run_dir / "best.zip")
+    final_agent = learner_agent(model, metadata)
     rows = evaluate(final_agent, cfg.eval.opponents, rules, cfg.eval.final_games, seed=cfg.seed + 424242)
     table = format_table(rows, f"final evaluation of {run_dir / 'final.zip'} ({cfg.eval.final_games} duplicate games each)")
     print(table)
