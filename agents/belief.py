@@ -12,7 +12,7 @@ import operator
 import random
 
 from allfives_env.engine import Game
-from allfives_env.engine.tiles import ALL_TILES_MASK, PIP_TILES, mask_tiles
+from allfives_env.engine.tiles import ALL_TILES_MASK, PIP_TILES, mask_tiles, tiles_mask
 
 #: ``TILES_WITH_PIPS[m]``: mask of the tiles showing any pip of the 7-bit mask ``m``
 TILES_WITH_PIPS: tuple[int, ...] = tuple(
@@ -54,9 +54,7 @@ def sample_hidden(view, rng: random.Random, tries: int = 30) -> tuple[list[int],
             pool = mask_tiles(remaining & allow[s] if strict else remaining)
             if len(pool) < counts[s]:
                 break
-            chosen = 0
-            for t in rng.sample(pool, counts[s]):
-                chosen |= 1 << t
+            chosen = tiles_mask(rng.sample(pool, counts[s]))
             hands[s] = chosen
             remaining &= ~chosen
         else:
@@ -77,7 +75,7 @@ def determinize(view, rng: random.Random, max_hands: int | None = 1) -> Game:
         layout=view.layout_copy(),
         scores=list(view.scores),
         current_player=view.current_player,
-        forced=view.forced_tile if view.current_player == view.seat else -1,
+        forced=view.forced_tile,  # -1 unless the view's seat is to act
         passes=view.passes,
         missing=list(view.missing_pips),
         seed=rng.getrandbits(63),

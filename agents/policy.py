@@ -19,6 +19,7 @@ import numpy as np
 
 from allfives_env.observation import OBS_SIZE, OBS_VERSION, encode
 
+from .action_features import action_features
 from .base import Agent
 
 METADATA_NAME = "allfives.json"
@@ -100,8 +101,6 @@ class NumpyPolicy:
         if self.kind == "mlp":
             out = h @ p[f"w{self.hidden}"].T + p[f"b{self.hidden}"]
         else:
-            from .action_features import action_features
-
             feats = action_features(x) @ p["features_w"].T  # (B, 112, width)
             context = h @ p["context_w"].T + p["context_b"]
             scores = np.maximum(feats + context[:, None, :], 0.0)

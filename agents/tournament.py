@@ -118,10 +118,6 @@ class Schedule:
     duplicate: bool
     max_hands: int | None = DEFAULT_MAX_HANDS
 
-    @property
-    def total_games(self) -> int:
-        return len(self.lineups) * self.games_per_pairing
-
     def plan(self, pairing: int, game: int) -> GamePlan:
         """Seed, seating and agent seeds of game ``game`` of pairing ``pairing``."""
         lineup = self.lineups[pairing]
@@ -199,7 +195,7 @@ class _Runner:
     def _agent(self, index: int, copy: int) -> Agent:
         source = self.agents[index]
         if not isinstance(source, str):
-            return make_agent(source)
+            return source  # an Agent: run_tournament converted objects and functions
         agent = self.built.get((index, copy))
         if agent is None:
             try:

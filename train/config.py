@@ -143,14 +143,13 @@ def _convert(value, tp, key: str):
     if origin is Union:
         if value is None and type(None) in args:
             return None
-        errors = []
         for arg in args:
             if arg is type(None):
                 continue
             try:
                 return _convert(value, arg, key)
-            except ConfigError as exc:
-                errors.append(str(exc))
+            except ConfigError:
+                pass
         names = " or ".join(_type_name(a) for a in args if a is not type(None))
         raise ConfigError(f"{key}: expected {names}, got {value!r}")
     if dataclasses.is_dataclass(tp):
@@ -256,7 +255,7 @@ def validate(config: TrainConfig) -> None:
     from allfives_env.engine import Rules
 
     try:
-        Rules.make(**config.game.rules_options())
+        rules = Rules.make(**config.game.rules_options())
     except ValueError as exc:
         raise ConfigError(f"game: {exc}") from None
     checks = [
@@ -292,13 +291,13 @@ def validate(config: TrainConfig) -> None:
         except ValueError as exc:
             raise ConfigError(f"agent {spec!r}: {exc}") from None
     if config.pool.partner not in ("pool", "learner"):
-        if not (config.game.num_players == 4 and config.game.partnerships is not False):
+        if not rules.partnerships:
             raise ConfigError("pool.partner applies to partnership games only")
         try:
             parse_spec(config.pool.partner)
         except ValueError as exc:
             raise ConfigError(f"pool.partner: {exc}") from None
-    if config.pool.partner == "learner" and not (config.game.num_players == 4 and config.game.partnerships is not False):
+    if config.pool.partner == "learner" and not rules.partnerships:
         raise ConfigError("pool.partner=learner needs a partnership game")
     _check_ppo_keys(config.ppo)
 

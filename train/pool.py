@@ -56,6 +56,3 @@ class OpponentPool:
     def restore(self, state: dict) -> None:
         """Take back the snapshots of a checkpoint (those whose files still exist)."""
         self.snapshots = [p for p in state.get("snapshots", []) if os.path.exists(p)]
-
-    def __len__(self) -> int:
-        return len(self.heuristics) + (len(self.snapshots) if self.self_play > 0 else 0)
