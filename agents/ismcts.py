@@ -23,6 +23,7 @@ import math
 import time
 
 from allfives_env.engine.layout import placements_points
+from allfives_env.engine.rewards import win_rewards, zero_sum
 
 from .base import Agent
 from .belief import determinize
@@ -57,13 +58,9 @@ def _random_move(game, rng) -> int:
 
 def side_values(game, root_scores: list[int]) -> list[float]:
     """Per side, the value of a finished rollout (see the module docstring)."""
-    k = len(root_scores)
     if game.winner is not None:
-        loss = -1.0 if k == 2 else -1.0 / (k - 1)
-        return [1.0 if side == game.winner else loss for side in range(k)]
-    deltas = [a - b for a, b in zip(game.scores, root_scores)]
-    total = sum(deltas)
-    return [math.tanh((d - (total - d) / (k - 1)) / 40.0) for d in deltas]
+        return win_rewards(game.scores, game.winner)
+    return [math.tanh(x / 40.0) for x in zero_sum([a - b for a, b in zip(game.scores, root_scores)])]
 
 
 class ISMCTSAgent(Agent):

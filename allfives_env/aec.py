@@ -42,6 +42,7 @@ from pettingzoo.utils import wrappers
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.errors import GameOverError, IllegalMoveError
 from allfives_env.engine.events import public_event
+from allfives_env.engine.rewards import hand_winner, win_rewards, zero_sum
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.observation import OBS_SIZE, OBS_VERSION, action_mask, encode
 from allfives_env.render import render_view
@@ -49,28 +50,6 @@ from allfives_env.render import render_view
 EPISODES = ("game", "hand")
 DEFAULT_MAX_HANDS = 200
 REWARDS = ("points", "win")
-
-
-def zero_sum(deltas: list[int]) -> list[float]:
-    """Per side: its change minus the mean change of the other sides (sums to zero)."""
-    k = len(deltas)
-    total = sum(deltas)
-    return [d - (total - d) / (k - 1) for d in deltas]
-
-
-def win_rewards(scores: list[int], winner: int | None) -> list[float]:
-    """Per side: +1 for the winner, the loss spread so that the rewards sum to zero (all 0 with no winner)."""
-    k = len(scores)
-    if winner is None:
-        return [0.0] * k
-    loss = -1.0 if k == 2 else -1.0 / (k - 1)
-    return [1.0 if side == winner else loss for side in range(k)]
-
-
-def hand_winner(scores: list[int]) -> int | None:
-    """The side with the strictly highest score, else None."""
-    best = max(scores)
-    return scores.index(best) if scores.count(best) == 1 else None
 
 
 class raw_env(AECEnv):

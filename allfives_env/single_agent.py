@@ -22,8 +22,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from allfives_env.aec import DEFAULT_MAX_HANDS, EPISODES, REWARDS, hand_winner, win_rewards, zero_sum
+from allfives_env.aec import DEFAULT_MAX_HANDS, EPISODES, REWARDS
 from allfives_env.engine import Game, IllegalMoveError, Rules
+from allfives_env.engine.rewards import hand_winner, win_rewards, zero_sum
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.observation import OBS_SIZE, OBS_VERSION, encode
 from allfives_env.render import render_view
