@@ -8,6 +8,7 @@ listing what is available.
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass, field
 
 from .base import Agent, FunctionAgent
@@ -95,6 +96,23 @@ def parse_spec(spec: str) -> tuple[str, dict | str]:
             raise ValueError(f"agent {name!r} has no option {key!r}; its options: {known}")
         options[key] = _convert(value.strip(), kind.options[key], key, name)
     return name, options
+
+
+def resolve_spec(text: str) -> str:
+    """An agent spec from a spec or a policy file: ``.onnx`` -> ``onnx:PATH``, ``.zip``/``.npz`` ->
+    ``ppo:PATH``; anything else is taken as an agent spec (``greedy``, ``ismcts:iters=100``,
+    ``onnx:PATH``). An existing file of another kind is a ``ValueError``."""
+    text = text.strip()
+    if text.partition(":")[0] in AGENTS:
+        return text
+    lower = text.lower()
+    if lower.endswith(".onnx"):
+        return f"onnx:{text}"
+    if lower.endswith((".zip", ".npz")):
+        return f"ppo:{text}"
+    if os.path.isfile(text):
+        raise ValueError(f"policy file {text}: unknown kind; expected .onnx, .zip or .npz, or an agent spec")
+    return text
 
 
 def make_agent(spec, seed: int | None = None) -> Agent:

@@ -29,17 +29,6 @@ class MoveError(ValueError):
     """Input that is not a legal move or a command; the message says what was wrong."""
 
 
-def resolve_spec(text: str) -> str:
-    """An agent spec from a spec or a policy file: ``.zip``/``.npz`` -> ``ppo:PATH``, ``.onnx`` -> ``onnx:PATH``."""
-    text = text.strip()
-    low = text.lower()
-    if low.endswith((".zip", ".npz")) and not low.startswith("ppo:"):
-        return f"ppo:{text}"
-    if low.endswith(".onnx") and not low.startswith("onnx:"):
-        return f"onnx:{text}"
-    return text
-
-
 def line_reader(console, stream=None) -> Callable[[str], str]:
     """``ask(prompt) -> line`` reading from ``stream`` (default stdin); raises ``EOFError`` when it is closed.
 

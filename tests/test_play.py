@@ -14,7 +14,8 @@ from helpers import A, game_from
 from agents.greedy import GreedyAgent
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.tiles import CLOSED, END_NAMES, TILE_NAMES, TILES
-from allfives_env.play import MoveError, parse_input, resolve_spec
+from agents import resolve_spec
+from allfives_env.play import MoveError, parse_input
 
 ALWAYS_ONE = "1\n" * 600
 

@@ -30,8 +30,7 @@ def add_parser(sub, name: str) -> None:
 
 
 def _agent(spec: str, seed: int, flag: str):
-    from agents import make_agent
-    from allfives_env.play import resolve_spec
+    from agents import make_agent, resolve_spec
 
     try:
         return make_agent(resolve_spec(spec), seed=seed)
@@ -46,7 +45,8 @@ def run(args) -> int:
         raise CLIError(f"allfives play needs rich (pip install 'allfives[play]'): {exc}") from None
     from allfives_env.engine import Game
     from allfives_env.engine.seeding import derive_seed
-    from allfives_env.play import PlaySession, hint_agent, line_reader, resolve_spec
+    from agents import resolve_spec
+    from allfives_env.play import PlaySession, hint_agent, line_reader
 
     rules = rules_from_args(args)
     n = rules.num_players
@@ -66,9 +66,8 @@ def run(args) -> int:
             continue
         spec, flag = (args.partner, "--partner") if s == partner and args.partner is not None else (args.opponent, "--opponent")
         agents[s] = _agent(spec, derive_seed(seed, "play", "seat", s), flag)
-    hint_spec = resolve_spec(args.hint_bot or args.opponent)
     try:
-        hinter = hint_agent(hint_spec, agents, derive_seed(seed, "play", "hint"))
+        hinter = hint_agent(resolve_spec(args.hint_bot or args.opponent), agents, derive_seed(seed, "play", "hint"))
     except ValueError as exc:
         raise CLIError(f"--hint-bot: {exc}") from None
     players = ["human" if s == args.seat else agents[s].name for s in range(n)]

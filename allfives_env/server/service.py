@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import json
 import operator
-import os
 import threading
 
 import numpy as np
 
-from agents import make_agent
-from agents.registry import AGENTS
+from agents import make_agent, resolve_spec
 from agents.onnx_agent import OnnxPolicy
 from agents.policy import NumpyPolicy
 from allfives_env.engine.position import PositionError, view_from_history
@@ -40,20 +38,7 @@ class ApiError(Exception):
         self.message = message
 
 
-def resolve_policy_spec(policy: str) -> str:
-    """The agent spec for ``--policy``: ``.onnx`` files -> ``onnx:PATH``, ``.zip``/``.npz`` -> ``ppo:PATH``,
-    anything else is taken as an agent spec (``greedy``, ``ismcts:iters=100``, ``onnx:PATH``)."""
-    text = policy.strip()
-    if text.partition(":")[0] in AGENTS:
-        return text
-    lower = text.lower()
-    if lower.endswith(".onnx"):
-        return f"onnx:{text}"
-    if lower.endswith((".zip", ".npz")):
-        return f"ppo:{text}"
-    if os.path.isfile(text):
-        raise ValueError(f"policy file {text}: unknown kind; expected .onnx, .zip or .npz, or an agent spec")
-    return text
+resolve_policy_spec = resolve_spec  # the server's name for it
 
 
 def trained_rules(agent) -> dict | None:
