@@ -52,6 +52,13 @@ class OnnxPolicy:
         mask = np.asarray(mask, np.float32).reshape(-1, NUM_ACTIONS)
         return self.session.run(None, {"observation": obs, "action_mask": mask})
 
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """Raw action logits for one observation ``(OBS_SIZE,)`` or a batch ``(N, OBS_SIZE)`` (as ``NumpyPolicy``)."""
+        x = np.asarray(obs, np.float32)
+        batch = x.reshape(-1, OBS_SIZE)
+        out = self.run(batch, np.ones((len(batch), NUM_ACTIONS), np.float32))[0]
+        return out[0] if x.ndim == 1 else out
+
 
 class OnnxAgent(Agent):
     """Plays the action the exported policy picks (the legal action with the highest logit)."""

@@ -86,6 +86,11 @@ class NumpyPolicy:
             params[f"b{i}"] = _np(net.bias)
         return cls(kind, params, activation, metadata)
 
+    @property
+    def rules(self) -> dict | None:
+        """The rules (as a dict) the policy was trained on, from its metadata; ``None`` if unknown."""
+        return self.metadata.get("rules")
+
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Action logits for one observation ``(OBS_SIZE,)`` or a batch ``(N, OBS_SIZE)``."""
         x = np.asarray(obs, np.float32)

@@ -140,17 +140,10 @@ def bot_preference(agent, view) -> tuple[int, str | None, list[str] | None]:
             scores = agent.scores(view)
             return agent.act(view), "score", [f"{s:.1f}" for s in scores]
         policy = getattr(agent, "policy", None)
-        if policy is not None and (hasattr(policy, "logits") or hasattr(policy, "run")):
+        if hasattr(policy, "logits"):  # NumpyPolicy (ppo:) and OnnxPolicy (onnx:)
             from allfives_env.observation import encode
 
-            if hasattr(policy, "logits"):
-                logits = policy.logits(encode(view))
-            else:
-                import numpy as np
-
-                mask = np.zeros((1, 112), np.float32)
-                mask[0, legal] = 1.0
-                logits = policy.run(encode(view)[None], mask)[0][0]
+            logits = policy.logits(encode(view))
             top = max(float(logits[a]) for a in legal)
             weights = [math.exp(float(logits[a]) - top) for a in legal]
             total = sum(weights)

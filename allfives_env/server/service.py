@@ -17,11 +17,9 @@ import threading
 import numpy as np
 
 from agents import make_agent, resolve_spec
-from agents.onnx_agent import OnnxPolicy
-from agents.policy import NumpyPolicy
 from allfives_env.engine.position import PositionError, view_from_history
 from allfives_env.engine.rules import Rules
-from allfives_env.engine.tiles import END_NAMES, NUM_ACTIONS, TILES, decode_action
+from allfives_env.engine.tiles import END_NAMES, TILES, decode_action
 from allfives_env.observation import OBS_SIZE, OBS_VERSION, encode
 
 #: the fields of a move request, and those it must have
@@ -43,12 +41,7 @@ resolve_policy_spec = resolve_spec  # the server's name for it
 
 def trained_rules(agent) -> dict | None:
     """The rules (as a dict) a policy agent was trained on, from its file's metadata; ``None`` otherwise."""
-    policy = getattr(agent, "policy", None)
-    if isinstance(policy, OnnxPolicy):
-        return policy.rules
-    if isinstance(policy, NumpyPolicy):
-        return policy.metadata.get("rules")
-    return None
+    return getattr(getattr(agent, "policy", None), "rules", None)
 
 
 def json_type(value) -> str:
@@ -294,12 +287,6 @@ class BotService:
     def _legal_logits(self, view) -> np.ndarray | None:
         """The policy's logits of the legal actions (float64), or ``None`` for agents without logits."""
         policy = getattr(self.agent, "policy", None)
-        legal = view.legal_actions
-        if isinstance(policy, OnnxPolicy):
-            mask = np.zeros((1, NUM_ACTIONS), np.float32)
-            mask[0, legal] = 1.0
-            _, masked, _ = policy.run(encode(view)[None], mask)
-            return np.asarray(masked, np.float64).reshape(-1)[legal]
-        if isinstance(policy, NumpyPolicy):
-            return np.asarray(policy.logits(encode(view)), np.float64)[legal]
-        return None
+        if not hasattr(policy, "logits"):  # NumpyPolicy (ppo:) and OnnxPolicy (onnx:) have them
+            return None
+        return np.asarray(policy.logits(encode(view)), np.float64)[view.legal_actions]
