@@ -166,8 +166,6 @@ def hint_agent(spec: str, agents: dict, seed: int):
         if agent.name == spec and hasattr(agent, "policy"):
             twin = copy.copy(agent)
             twin.rng = random.Random(seed)
-            if hasattr(agent, "_mask"):
-                twin._mask = agent._mask.copy()
             return twin
     return make_agent(spec, seed=seed)
 

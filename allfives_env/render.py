@@ -41,7 +41,6 @@ def layout_lines(view) -> list[str]:
         lines.append(f"{END_NAMES[e]}: from spinner {spinner}-{spinner}: {tiles}")
     if spinner >= 0 and view.pips[2] == CLOSED:
         lines.append(f"spinner {spinner}-{spinner}: {view.spinner_covered} of 2 sides covered")
-    arms = view.arms
     ends = []
     for e in range(4):
         if view.pips[e] == CLOSED:

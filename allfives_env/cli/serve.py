@@ -53,8 +53,7 @@ def run(args) -> int:
         server = make_server(service, args.host, args.port, quiet=args.quiet, max_body=max_body, cors=args.cors)
     except OSError as exc:
         raise CLIError(f"cannot listen on {args.host}:{args.port}: {exc}") from None
-    rules = service.health()["rules"]
-    trained = f" (trained for {rules})" if rules else ""
+    trained = f" (trained for {service.policy_rules.to_dict()})" if service.policy_rules else ""
     previous = signal.signal(signal.SIGTERM, _interrupt)  # stop cleanly on SIGTERM too (containers, kill)
     try:
         print(f"serving {service.name}{trained} on {server.url} (Ctrl-C stops)", flush=True)

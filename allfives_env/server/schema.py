@@ -8,9 +8,10 @@ engine and refused with a 422.
 from __future__ import annotations
 
 from allfives_env.engine.rules import HAND_END_OPTIONS, HAND_SIZE_NAMES
+from allfives_env.engine.tiles import END_NAMES
 from allfives_env.observation import OBS_VERSION
 
-ENDS = ["lead", "west", "east", "north", "south"]
+ENDS = ["lead", *END_NAMES]
 
 
 def _defs() -> dict:

@@ -204,7 +204,6 @@ class BotService:
         #: the rules of a request that gives none: the policy's, else the 2-player defaults
         self.default_rules: Rules = self.policy_rules or Rules.make()
         self._lock = threading.Lock()
-        self._rules_cache: dict[str, Rules] = {}
 
     def health(self) -> dict:
         """The body of ``GET /health``."""
@@ -221,16 +220,10 @@ class BotService:
         if options is None:
             rules = self.default_rules
         else:
-            key = json.dumps(options, sort_keys=True)
-            rules = self._rules_cache.get(key)
-            if rules is None:
-                try:
-                    rules = Rules.from_dict(options)
-                except (TypeError, ValueError) as exc:
-                    raise ApiError(422, f"rules: {exc}") from None
-                if len(self._rules_cache) >= 256:
-                    self._rules_cache.clear()
-                self._rules_cache[key] = rules
+            try:
+                rules = Rules.from_dict(options)
+            except (TypeError, ValueError) as exc:
+                raise ApiError(422, f"rules: {exc}") from None
         trained = self.policy_rules
         players = (rules.num_players, rules.partnerships)
         if trained is not None and players != (trained.num_players, trained.partnerships):
