@@ -223,8 +223,8 @@ def test_heuristic_spec_answers_4p_games(expert_server, options):
         status, body, _ = call(expert_server, "/move", request_of(game, seat, explain=i % 2 == 0))
         assert status == 200, body
         assert body["action"] in game.legal_actions()
-        if "legal" in body:
-            assert all(m["prob"] is None for m in body["legal"])
+        assert ("legal" in body) == (i % 2 == 0)
+        assert all(m["prob"] is None for m in body.get("legal", []))
         n += 1
     assert n > 10
 

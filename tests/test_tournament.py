@@ -19,6 +19,7 @@ from agents.tournament import (
 )
 from agents.tournament_stats import wilson_interval
 from allfives_env.engine import Rules
+from allfives_env.engine.record import replay_record
 
 
 class FirstLegal(Agent):
@@ -146,6 +147,8 @@ def test_statistics_match_a_recount_from_the_records(test_agents, tmp_path):
     assert sum(result.ratings.values()) / 3 == pytest.approx(1500)
     # the records are complete, replayable games with the agent specs as players
     assert all(r["format"] == "allfives-record/1" and r["complete"] for r in records)
+    for i, r in enumerate(records):
+        assert replay_record(r, f"game {i + 1}").scores == r["final_scores"]
 
 
 @pytest.mark.parametrize(
