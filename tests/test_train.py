@@ -111,3 +111,18 @@ def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
     assert result.returncode == 2 and "nothing to resume" in result.stderr
     result = run_cli("train", "--config", str(tmp_path / "missing.yaml"))
     assert result.returncode == 2 and "config file not found" in result.stderr
+
+
+def test_evaluation_in_worker_processes_matches_one_process():
+    """eval.workers > 1: the learner (a numpy policy object) is saved for the workers; same games, same rows."""
+    from agents.policy import NumpyPolicy, PPOAgent
+    from allfives_env.engine import Rules
+    from train.evaluate import evaluate
+
+    agent = PPOAgent(NumpyPolicy.load(ROOT / "models" / "allfives_2p.zip"))
+    agent.name = "learner"
+    one = evaluate(agent, ["greedy", "random"], Rules.make(target_score=100), 8, seed=5)
+    two = evaluate(agent, ["greedy", "random"], Rules.make(target_score=100), 8, seed=5, workers=2)
+    keys = ("opponent", "games", "a_wins", "mean_score_diff")
+    assert [{k: r[k] for k in keys} for r in one] == [{k: r[k] for k in keys} for r in two]
+    assert [r["games"] for r in one] == [8, 8]

@@ -90,7 +90,7 @@ class EvalCallback(_Every):
     def fire(self) -> None:
         cfg = self.config.eval
         agent = learner_agent(self.model, self.metadata)
-        rows = evaluate(agent, cfg.opponents, self.rules, cfg.games, seed=self.config.seed + 1_000_003 * (self.tracker["evals"] + 1))
+        rows = evaluate(agent, cfg.opponents, self.rules, cfg.games, seed=self.config.seed + 1_000_003 * (self.tracker["evals"] + 1), workers=cfg.workers)
         self.tracker["evals"] += 1
         for row in rows:
             self.logger.record(f"eval/win_rate_vs_{row['opponent']}", row["a_win_rate"])

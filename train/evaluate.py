@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 from agents import Agent
 from agents.tournament import run_tournament
 
 
-def evaluate(agent: Agent, opponents: list[str], rules, games: int, seed: int, workers: int = 1) -> list[dict]:
+def evaluate(agent: Agent | str, opponents: list[str], rules, games: int, seed: int, workers: int = 1) -> list[dict]:
     """One duplicate match per opponent; per opponent the pairing seen from ``agent``.
 
-    With ``workers > 1`` ``agent`` must be a spec string (e.g. ``ppo:PATH``).
+    With ``workers > 1`` the games run in processes: ``agent`` is then a spec string (``ppo:PATH``)
+    or an agent with a numpy ``policy`` (``PPOAgent``), which is saved to a temporary ``.npz``.
     """
+    if workers > 1 and not isinstance(agent, str) and hasattr(getattr(agent, "policy", None), "save"):
+        with tempfile.TemporaryDirectory(prefix="allfives-eval-") as folder:
+            path = os.path.join(folder, "learner.npz")
+            agent.policy.save(path)
+            return evaluate(f"ppo:{path}", opponents, rules, games, seed, workers)
     rows = []
     for i, opponent in enumerate(opponents):
         result = run_tournament([agent, opponent], rules, games=games, seed=seed + 7919 * i, duplicate=True, workers=workers)

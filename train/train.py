@@ -148,7 +148,7 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
     if not (run_dir / "best.zip").exists():
         shutil.copyfile(run_dir / "final.zip", run_dir / "best.zip")
     final_agent = learner_agent(model, metadata)
-    rows = evaluate(final_agent, cfg.eval.opponents, rules, cfg.eval.final_games, seed=cfg.seed + 424242)
+    rows = evaluate(final_agent, cfg.eval.opponents, rules, cfg.eval.final_games, seed=cfg.seed + 424242, workers=cfg.eval.workers)
     table = format_table(rows, f"final evaluation of {run_dir / 'final.zip'} ({cfg.eval.final_games} duplicate games each)")
     print(table)
     (run_dir / "eval.txt").write_text(table + "\n", encoding="utf-8")
