@@ -9,13 +9,21 @@ Internally an event is a tuple whose first item is its kind:
 
 from __future__ import annotations
 
-from .tiles import END_NAMES, LEAD_END, TILES
+from .tiles import END_NAMES, LEAD_END, TILES, WEST
 
 PLAY, DRAW, PASS = 0, 1, 2
 LEAD = LEAD_END
 HIDDEN = -1
 EVENT_TYPES = ("play", "draw", "pass")
 END_LABELS = END_NAMES + ("lead",)
+
+
+def play_end(end: int, first: bool) -> int:
+    """The layout end a play event's ``end`` names (``LEAD`` is ``WEST``); ``ValueError`` unless
+    ``LEAD`` marks exactly the first tile of the hand (``first``)."""
+    if (end == LEAD) != first:
+        raise ValueError("'lead' is the end of the first tile of a hand and only of it")
+    return WEST if end == LEAD else end
 
 
 def tile_json(tile: int) -> list[int]:

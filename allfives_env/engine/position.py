@@ -11,11 +11,11 @@ impossible raises ``PositionError`` naming the event and the problem.
 
 from __future__ import annotations
 
-from .events import DRAW, HIDDEN, LEAD, PASS, PLAY
+from .events import DRAW, HIDDEN, PASS, PLAY, play_end
 from .game import missing_after_turn
 from .layout import Layout
 from .rules import Rules
-from .tiles import END_NAMES, TILE_NAMES, TILE_PIP_MASK, WEST, parse_end, tile_index
+from .tiles import END_NAMES, TILE_NAMES, TILE_PIP_MASK, parse_end, tile_index
 from .view import PlayerView
 
 
@@ -139,8 +139,10 @@ def view_from_history(rules: Rules, seat: int, hand, history, scores=None, hand_
             raise PositionError(f"{where}: it is player {to_act}'s turn, not player {player}'s")
         if kind == PLAY:
             t, end = e[2], e[3]
-            if (end == LEAD) != (layout.num_tiles == 0):
-                raise PositionError(f"{where}: 'lead' is the end of the first tile of a hand and only of it")
+            try:
+                a = play_end(end, layout.num_tiles == 0)
+            except ValueError as exc:
+                raise PositionError(f"{where}: {exc}") from None
             if layout.played >> t & 1:
                 raise PositionError(f"{where}: {TILE_NAMES[t]} is already on the table")
             if player == seat:
@@ -152,7 +154,6 @@ def view_from_history(rules: Rules, seat: int, hand, history, scores=None, hand_
                 raise PositionError(f"{where}: player {player} plays {TILE_NAMES[t]} but was known not to hold its pips")
             if turn_draws and player == seat and t != last_draw:
                 raise PositionError(f"{where}: player {seat} drew {TILE_NAMES[last_draw]} and must place it")
-            a = WEST if end == LEAD else end
             if not layout.fits(t, a):
                 raise PositionError(f"{where}: {TILE_NAMES[t]} does not match the {END_NAMES[a]} end")
             if turn_draws:

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Iterator
 
 from .errors import IllegalMoveError, RecordError
-from .events import DRAW, LEAD, PASS, PLAY, event_to_dict
+from .events import DRAW, PASS, PLAY, event_to_dict, play_end
 from .game import RECORD_FORMAT, Deal, Game
 from .rules import Rules
-from .tiles import TILE_NAMES, WEST, parse_end, tile_index
+from .tiles import TILE_NAMES, parse_end, tile_index
 
 _REQUIRED = ("format", "rules", "hands", "final_scores", "winner", "complete")
 
@@ -211,9 +211,10 @@ def replay_record(record, name: str = "game") -> Game:
                 raise RecordError(f"{where} event {j + 1}: draw while able to play: player {current} has a legal placement")
             if rec[0] == PASS:
                 raise RecordError(f"{where} event {j + 1}: pass while able to play: player {current} has a legal placement")
-            if (rec[3] == LEAD) != (game.layout.num_tiles == 0):
-                raise RecordError(f"{where} event {j + 1}: 'lead' is the end of the first tile of a hand and only of it")
-            action = 4 * rec[2] + (WEST if rec[3] == LEAD else rec[3])
+            try:
+                action = 4 * rec[2] + play_end(rec[3], game.layout.num_tiles == 0)
+            except ValueError as exc:
+                raise RecordError(f"{where} event {j + 1}: {exc}") from None
             try:
                 game.step(action)
             except IllegalMoveError as exc:
