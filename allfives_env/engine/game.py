@@ -127,6 +127,15 @@ class Game:
             raise ValueError(f"seed must be an integer, got {seed!r}")
         if max_hands is not None and (not isinstance(max_hands, int) or max_hands < 1):
             raise ValueError(f"max_hands must be a positive integer or None, got {max_hands!r}")
+        if scores is None:
+            scores = [0] * rules.num_sides
+        elif len(scores) != rules.num_sides or not all(isinstance(x, int) for x in scores):
+            raise ValueError(f"scores must be {rules.num_sides} integers (one per side), got {scores!r}")
+        self._setup(rules, seed, scores, max_hands, deals)
+        self._start_hand(None)
+
+    def _setup(self, rules: Rules, seed: int, scores: list[int], max_hands: int | None, deals) -> None:
+        """The state that lasts the whole game (both constructors)."""
         self.rules = rules
         self.seed = seed
         self.num_players = rules.num_players
@@ -134,19 +143,12 @@ class Game:
         self._deals = iter(deals) if deals is not None else None
         self._side_of = rules.side_of
         self._target = rules.target_score
-        if scores is None:
-            self.scores = [0] * rules.num_sides
-        else:
-            if len(scores) != rules.num_sides or not all(isinstance(x, int) for x in scores):
-                raise ValueError(f"scores must be {rules.num_sides} integers (one per side), got {scores!r}")
-            self.scores = list(scores)
-        self.initial_scores = list(self.scores)
+        self.scores = list(scores)
+        self.initial_scores = list(scores)
         self.hand_logs: list[HandLog] = []
         self.over = False
         #: winning side, or None while playing (or when stopped by ``max_hands``)
         self.winner: int | None = None
-        self.current_player = -1
-        self._start_hand(None)
 
     @classmethod
     def resume(
@@ -173,29 +175,12 @@ class Game:
         ``max_hands=1`` the game stops when this hand ends; later hands are dealt from ``seed``.
         """
         game = cls.__new__(cls)
-        game.rules = rules
-        game.seed = seed
-        game.num_players = rules.num_players
-        game.max_hands = max_hands
-        game._deals = None
-        game._side_of = rules.side_of
-        game._target = rules.target_score
-        game.scores = list(scores)
-        game.initial_scores = list(scores)
-        game.over = False
-        game.winner = None
-        game.hands = list(hands)
-        game.boneyard = list(boneyard)
-        game.draw_pos = 0
-        game.draw_limit = drawable
-        game.layout = layout
+        game._setup(rules, seed, scores, max_hands, None)
+        game._begin_hand(list(hands), [mask_tiles(h) for h in hands], list(boneyard), drawable, current_player, layout)
         game.passes = passes
-        game.missing = list(missing) if missing is not None else [0] * rules.num_players
+        if missing is not None:
+            game.missing = list(missing)
         game.forced = forced
-        game.current_player = current_player
-        game.starter = current_player
-        game.events = []
-        game.hand_logs = [HandLog(current_player, [mask_tiles(h) for h in hands], list(boneyard), list(scores), game.events)]
         return game
 
     # ------------------------------------------------------------------ hands
@@ -223,20 +208,25 @@ class Game:
             hands = [tiles[i * k : (i + 1) * k] for i in range(n)]
             boneyard = tiles[n * k :]
             starter = went_out if went_out is not None else rng.randrange(n)
-        self.hands = [tiles_mask(h) for h in hands]
+        self._begin_hand([tiles_mask(h) for h in hands], hands, boneyard, len(boneyard) - rules.boneyard_reserve, starter, Layout())
+
+    def _begin_hand(self, hands: list[int], dealt: list[list[int]], boneyard: list[int], draw_limit: int, starter: int, layout: Layout) -> None:
+        """Open play of a hand: ``hands`` as tile masks (``dealt``: the same as tile lists, for the
+        log), ``boneyard`` in draw order, ``starter`` to act on ``layout``."""
+        self.hands = hands
         self.boneyard = boneyard
         self.draw_pos = 0
-        self.draw_limit = len(boneyard) - rules.boneyard_reserve
-        self.layout = Layout()
+        self.draw_limit = draw_limit
+        self.layout = layout
         self.passes = 0
         #: per seat, 7-bit mask of pips that seat is known not to hold (from its draws and passes),
         #: apart from a drawn tile it must place now
-        self.missing = [0] * n
+        self.missing = [0] * self.num_players
         self.forced = -1
         self.current_player = starter
         self.starter = starter
         self.events: list[tuple] = []
-        self.hand_logs.append(HandLog(starter, hands, boneyard[:], list(self.scores), self.events))
+        self.hand_logs.append(HandLog(starter, dealt, boneyard[:], list(self.scores), self.events))
 
     @property
     def hand_index(self) -> int:
