@@ -1,12 +1,8 @@
 """Smoke tests of the engine commands: simulate and replay, through the real console entry point."""
 
 import json
-import subprocess
-import sys
 
-
-def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "allfives_env.cli.main", *args], capture_output=True, text=True)
+from helpers import run_cli
 
 
 def test_simulate_json_summary_and_records(tmp_path):

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -39,6 +40,5 @@ def test_cli_examples_run(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     for command in commands:
         args = shlex.split(command)[1:]
-        result = subprocess.run([sys.executable, "-m", "allfives_env.cli.main", *args], capture_output=True, text=True,
-                                cwd=tmp_path, env=env, timeout=900)
+        result = run_cli(*args, cwd=tmp_path, env=env, timeout=900)
         assert result.returncode == 0, f"{command}\n{result.stderr[-3000:]}"

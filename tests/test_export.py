@@ -14,6 +14,8 @@ from allfives_env.observation import OBS_SIZE, OBS_VERSION
 from train.export import ExportError, export_onnx
 from train.parity import check_parity, sample_observations, torch_logits
 
+from helpers import run_cli
+
 
 def make_model(kind: str, path: Path) -> Path:
     """An untrained policy with large random weights (so argmax choices are decisive), saved like training does."""
@@ -120,19 +122,12 @@ def test_onnx_file_for_another_layout_is_refused(exported, tmp_path):
 def test_export_cli_and_onnx_in_a_tournament(exported, tmp_path):
     model, _, _ = exported
     out = tmp_path / "cli.onnx"
-    result = subprocess.run(
-        [sys.executable, "-m", "allfives_env.cli.main", "export", str(model), "--out", str(out), "--check", "300", "--json"],
-        capture_output=True, text=True, timeout=300,
-    )
+    result = run_cli("export", model, "--out", out, "--check", "300", "--json", timeout=300)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["max_abs_diff"] < 1e-4 and report["same_action"] == 1.0
-    match = subprocess.run(
-        [sys.executable, "-m", "allfives_env.cli.main", "tournament", "--agents", f"onnx:{out},random", "--games", "4",
-         "--seed", "2", "--target", "50", "--json"],
-        capture_output=True, text=True, timeout=300,
-    )
+    match = run_cli("tournament", "--agents", f"onnx:{out},random", "--games", "4", "--seed", "2", "--target", "50", "--json",
+                    timeout=300)
     assert match.returncode == 0, match.stderr
-    missing = subprocess.run([sys.executable, "-m", "allfives_env.cli.main", "export", str(tmp_path / "nope.zip")],
-                             capture_output=True, text=True)
+    missing = run_cli("export", tmp_path / "nope.zip")
     assert missing.returncode == 2 and "model file not found" in missing.stderr

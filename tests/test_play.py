@@ -9,31 +9,23 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import A, game_from
+from helpers import A, game_from, run_cli
 
+from agents import resolve_spec
 from agents.greedy import GreedyAgent
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.tiles import CLOSED, END_NAMES, TILE_NAMES, TILES
-from agents import resolve_spec
 from allfives_env.play import MoveError, parse_input
 
 ALWAYS_ONE = "1\n" * 600
 
 
 def play(*args, stdin=""):
-    return subprocess.run(
-        [sys.executable, "-m", "allfives_env.cli.main", "play", "--no-color", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_cli("play", "--no-color", *args, stdin=stdin, timeout=60)
 
 
 def replay(path):
-    return subprocess.run(
-        [sys.executable, "-m", "allfives_env.cli.main", "replay", str(path)], capture_output=True, text=True, timeout=60
-    )
+    return run_cli("replay", path, timeout=60)
 
 
 def test_full_two_player_game_against_random(tmp_path):

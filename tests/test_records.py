@@ -3,13 +3,12 @@
 import copy
 import json
 import random
-import subprocess
-import sys
 
 import pytest
 
 from allfives_env.engine import Game, RecordError
 from allfives_env.engine.record import read_records, replay_record, write_records
+from helpers import run_cli
 
 
 def played_record(seed=3, **options):
@@ -150,10 +149,6 @@ def test_read_records_reports_malformed_json_with_its_line(tmp_path):
         for where, record in read_records(path):
             items.append(where)
     assert len(items) == 2
-
-
-def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "allfives_env.cli.main", *args], capture_output=True, text=True)
 
 
 def test_replay_cli_exits_nonzero_naming_the_game_hand_and_event(tmp_path):

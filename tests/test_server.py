@@ -32,6 +32,7 @@ from allfives_env.engine.position import view_from_history
 from allfives_env.server import ApiError, BotService, make_server, resolve_policy_spec
 from allfives_env.server.httpd import MAX_BODY
 from allfives_env.server.schema import openapi, request_schema
+from helpers import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAINED = Rules.make(num_players=2, target_score=60)  # configs/tiny_test.yaml
@@ -486,6 +487,5 @@ def test_cli_prints_the_url_and_stops_cleanly_on_ctrl_c():
             proc.kill()
     assert proc.returncode == 0, err
     assert "GET /health 200" in err and "stopped" in err
-    out = subprocess.run([sys.executable, "-m", "allfives_env.cli.main", "serve", "--policy", "nope.onnx"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    out = run_cli("serve", "--policy", "nope.onnx", cwd=ROOT, timeout=60)
     assert out.returncode == 2 and "policy file not found: nope.onnx" in out.stderr

@@ -1,8 +1,6 @@
 """The tournament: schedule, duplicate deals, statistics recomputed from the records, workers, the CLI."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from agents.tournament import (
 from agents.tournament_stats import wilson_interval
 from allfives_env.engine import Rules
 from allfives_env.engine.record import replay_record
+from helpers import run_cli
 
 
 class FirstLegal(Agent):
@@ -52,13 +51,8 @@ def read_jsonl(path):
     return [json.loads(line) for line in Path(path).read_text().splitlines()]
 
 
-def run_cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "allfives_env.cli.main", "tournament", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def tournament_cli(*args):
+    return run_cli("tournament", *args, timeout=120)
 
 
 # ------------------------------------------------------------------------------------------ specs and schedule
@@ -227,7 +221,7 @@ def test_a_failing_agent_is_named():
 # ------------------------------------------------------------------------------------------ command line
 def test_cli_2p_writes_every_output_and_json(tmp_path):
     out = tmp_path / "out"
-    result = run_cli("--players", "2", "--agents", "random,random", "--games", "4", "--seed", "1", "--target", "60",
+    result = tournament_cli("--players", "2", "--agents", "random,random", "--games", "4", "--seed", "1", "--target", "60",
                      "--no-duplicate", "--out", str(out), "--json")
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout.strip().splitlines()[-1])
@@ -243,8 +237,7 @@ def test_cli_2p_writes_every_output_and_json(tmp_path):
     csv_lines = (out / "pairings.csv").read_text().splitlines()
     assert csv_lines[0].startswith("a,b,games,a_wins") and len(csv_lines) == 2
     assert (out / "ratings.csv").read_text().splitlines()[0].startswith("rank,agent,rating")
-    replay = subprocess.run([sys.executable, "-m", "allfives_env.cli.main", "replay", str(out / "games.jsonl"),
-                             "--quiet", "--json"], capture_output=True, text=True)
+    replay = run_cli("replay", out / "games.jsonl", "--quiet", "--json")
     assert replay.returncode == 0, replay.stderr
     assert json.loads(replay.stdout.strip().splitlines()[-1])["games"] == 4
 
@@ -255,7 +248,7 @@ def test_cli_2p_writes_every_output_and_json(tmp_path):
     ids=["3p", "4p-partnership", "4p-cut-throat"],
 )
 def test_cli_more_players_json(players, extra, games, pairings):
-    result = run_cli("--players", players, *extra, "--agents", "random", "--agents", "random", "--games", "1",
+    result = tournament_cli("--players", players, *extra, "--agents", "random", "--agents", "random", "--games", "1",
                      "--seed", "2", "--target", "50", "--json")
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout.strip().splitlines()[-1])
@@ -281,7 +274,7 @@ def test_cli_errors_are_one_line(args, message, tmp_path):
         Path(args[-1]).write_text("a file")
     if "--games" not in args:
         args += ["--games", "2"]
-    result = run_cli(*args, "--seed", "1")
+    result = tournament_cli(*args, "--seed", "1")
     assert result.returncode == 2
     assert message in result.stderr and result.stderr.startswith("error: ")
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
@@ -291,5 +284,5 @@ def test_cli_missing_policy_file_names_the_path():
     kind = next((name for name, t in agents.registry.AGENTS.items() if t.takes_path), None)
     if kind is None:
         pytest.skip("no path-taking agent kind is registered (check_specs is tested with one above)")
-    result = run_cli("--agents", f"random,{kind}:missing.zip", "--games", "2", "--seed", "1")
+    result = tournament_cli("--agents", f"random,{kind}:missing.zip", "--games", "2", "--seed", "1")
     assert result.returncode == 2 and "missing.zip" in result.stderr and "Traceback" not in result.stderr

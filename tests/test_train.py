@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from train.config import ConfigError, TrainConfig, load_config, parse_override
+from helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "tiny_test.yaml"
@@ -53,10 +54,6 @@ def test_overrides_are_typed():
 def test_config_errors_name_the_key(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("(", r"\(")):
         load_config(write(tmp_path, text))
-
-
-def run_cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "allfives_env.cli.main", *args], capture_output=True, text=True, cwd=cwd, timeout=600)
 
 
 @pytest.mark.slow
