@@ -120,7 +120,7 @@ class Handler(BaseHTTPRequestHandler):
         if method == "OPTIONS":
             return 204, None, {"Allow": allow}
         if method not in allowed:
-            raise ApiError(405, f"{method} is not allowed on {path}; use {' or '.join(allowed)}")
+            raise ApiError(405, f"{method} is not allowed on {path}; use {' or '.join(allowed)}", {"Allow": allow})
         service = self.server.service
         if path == "/move":
             return 200, service.move_json(self._read_body()), {}
@@ -184,9 +184,7 @@ class Handler(BaseHTTPRequestHandler):
             status, payload, headers = self._route()
             body = b"" if payload is None else encode_json(payload)
         except ApiError as exc:
-            status, body = exc.status, encode_json({"error": exc.message})
-            if exc.status == 405:
-                headers = {"Allow": ", ".join(self.ROUTES[urlsplit(self.path).path] + ("OPTIONS",))}
+            status, body, headers = exc.status, encode_json({"error": exc.message}), exc.headers
         except Exception as exc:  # never let one request take the server down
             if not self.server.quiet:
                 traceback.print_exc(file=self.server.log_stream or sys.stderr)

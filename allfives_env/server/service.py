@@ -28,12 +28,14 @@ REQUIRED_FIELDS = ("seat", "hand")
 
 
 class ApiError(Exception):
-    """A request the server refuses: ``status`` is the HTTP status, the message says why."""
+    """A request the server refuses: ``status`` is the HTTP status, the message says why; ``headers``
+    go with the answer (``Allow`` for a 405)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = headers or {}
 
 
 resolve_policy_spec = resolve_spec  # the server's name for it
