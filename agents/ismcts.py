@@ -86,7 +86,11 @@ class ISMCTSAgent(Agent):
         legal = view.legal_actions
         if len(legal) == 1:
             return legal[0]
-        root = self.search(view)
+        return self.choose(self.search(view), legal)
+
+    @staticmethod
+    def choose(root: "_Node", legal: list[int]) -> int:
+        """The legal action the search visited most (ties: the lower id)."""
         return max(legal, key=lambda a: root.children[a].visits if a in root.children else -1)
 
     def search(self, view) -> _Node:

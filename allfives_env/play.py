@@ -151,7 +151,7 @@ def bot_preference(agent, view) -> tuple[int, str | None, list[str] | None]:
         if hasattr(agent, "search"):
             root = agent.search(view)
             visits = [root.children[a].visits if a in root.children else 0 for a in legal]
-            choice = max(legal, key=lambda a: root.children[a].visits if a in root.children else -1)
+            choice = agent.choose(root, legal)
             return choice, "visits", [str(v) for v in visits]
     except Exception:  # a hint must never end the game; fall back to the bare choice
         pass
