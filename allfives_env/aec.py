@@ -38,10 +38,12 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.errors import GameOverError, IllegalMoveError
-from allfives_env.engine.events import public_event
+from allfives_env.engine.events import public_events
 from allfives_env.engine.rewards import hand_winner, win_rewards, zero_sum
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.observation import OBS_SIZE, OBS_VERSION, action_mask, encode
@@ -128,10 +130,7 @@ class raw_env(AECEnv):
         self._skip_agent_selection = None
         self._rewards_dirty = False
         self.agent_selection = self.possible_agents[self.game.current_player]
-        self.infos[self.agent_selection] = {"events": self._public_events(0, self.game.current_player)}
-
-    def _public_events(self, start: int, seat: int) -> list[tuple]:
-        return [public_event(e, seat) for e in self.game.events[start:]]
+        self.infos[self.agent_selection] = {"events": public_events(self.game.events, self.game.current_player)}
 
     def observe(self, agent):
         view = self.game.view(self._seat[agent])
@@ -148,13 +147,14 @@ class raw_env(AECEnv):
             self._rewards_dirty = False
         scores = game.scores  # the engine updates this list in place
         before = scores[:]
-        hands_before = len(game.hand_logs)
-        n_events = len(game.events)
+        events = game.events  # a new hand starts a new list
+        n_events = len(events)
         game.step(action)
         self._cumulative_rewards[agent] = 0.0
         if scores != before and self.reward_kind == "points":
             self._give(zero_sum([a - b for a, b in zip(scores, before)]))
-        start = n_events if len(game.hand_logs) == hands_before else 0
+        start = n_events if game.events is events else 0
+        events = game.events
         if game.over:
             if self.reward_kind == "win":
                 winner = game.winner if self.episode == "game" else hand_winner(scores)
@@ -162,13 +162,13 @@ class raw_env(AECEnv):
             dead = self.truncations if game.winner is None and self.episode == "game" else self.terminations
             for a in self.agents:
                 dead[a] = True
-                self.infos[a] = {"events": self._public_events(start, self._seat[a])}
+                self.infos[a] = {"events": public_events(events, self._seat[a], start)}
             self._accumulate_rewards()
             self._deads_step_first()
         else:
             seat = game.current_player
             nxt = self.possible_agents[seat]
-            self.infos[nxt] = {"events": self._public_events(start, seat)}
+            self.infos[nxt] = {"events": public_events(events, seat, start)}
             self.agent_selection = nxt
             if self._rewards_dirty:
                 self._accumulate_rewards()
@@ -263,10 +263,40 @@ def _forward(name: str) -> property:
 for _name in _HOT:
     setattr(_FastAttributes, _name, _forward(_name))
 
+# The three wrappers below are PettingZoo's standard ones; each adds a quick path for the common
+# case of a decision (a live agent, a legal in-range int action, after reset) that does exactly
+# what the standard code does in that case, in fewer calls. Anything else takes the standard code.
+
+
+class _Illegal(_FastAttributes, IllegalMoveInfo):
+    def observe(self, agent):
+        raw = self._raw
+        obs = self.env.observe(agent)
+        if agent == raw.agent_selection:
+            self._prev_obs = obs
+            infos = raw.infos
+            self._prev_info = infos[agent] if agent in infos else {}
+        return obs
+
+    def step(self, action) -> None:
+        raw = self._raw
+        agent = raw.agent_selection
+        prev = self._prev_obs
+        if (
+            prev is not None
+            and type(action) is int
+            and not raw.terminations[agent]
+            and not raw.truncations[agent]
+            and prev["action_mask"][action]
+        ):
+            self._prev_obs = None
+            self._prev_info = None
+            self.env.step(action)
+        else:
+            super().step(action)
+
 
 class _Bounds(_FastAttributes, wrappers.AssertOutOfBoundsWrapper):
-    """``AssertOutOfBoundsWrapper`` with a quick path for plain in-range ints (what ``contains`` accepts)."""
-
     def step(self, action) -> None:
         if type(action) is int and 0 <= action < NUM_ACTIONS:
             self.env.step(action)
@@ -274,13 +304,50 @@ class _Bounds(_FastAttributes, wrappers.AssertOutOfBoundsWrapper):
             super().step(action)
 
 
-class _Illegal(_FastAttributes, IllegalMoveInfo):
-    pass
-
-
 class _Order(_FastAttributes, wrappers.OrderEnforcingWrapper):
+    def observe(self, agent):
+        if self._has_reset:
+            return self.env.observe(agent)
+        return super().observe(agent)
+
+    def step(self, action) -> None:
+        if self._has_reset and self._raw.agents:
+            self._has_updated = True
+            self.env.step(action)
+        else:
+            super().step(action)
+
+    def last(self, observe: bool = True):
+        raw = self._raw
+        agent = raw.agent_selection
+        assert agent is not None
+        observation = self.observe(agent) if observe else None
+        return observation, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], raw.infos[agent]
+
+    def agent_iter(self, max_iter: int = 2**63):
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _OrderIterable(self, max_iter)
+
     def __str__(self) -> str:
         return str(self.env)
+
+
+class _OrderIterable(AECOrderEnforcingIterable):
+    def __iter__(self):
+        return _OrderIterator(self.env, self.max_iter)
+
+
+class _OrderIterator(AECOrderEnforcingIterator):
+    def __next__(self):
+        env = self.env
+        raw = env._raw
+        if not raw.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        env._has_updated = False
+        return raw.agent_selection
 
 
 def env(**kwargs):

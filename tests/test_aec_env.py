@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from pettingzoo.test import api_test, render_test, seed_test
 
-from allfives_env.aec import env, raw_env
+from pettingzoo.utils import wrappers
+
+from allfives_env.aec import IllegalMoveInfo, env, raw_env
 from allfives_env.engine import IllegalMoveError
 
 VARIANTS = {
@@ -139,6 +141,84 @@ def test_wrapped_env_ends_the_game_on_an_illegal_move_and_says_why():
         e2 = env(num_players=2)
         e2.reset(seed=0)
         e2.step(112)
+
+
+def standard_env(**opts):
+    """The raw env under PettingZoo's own wrappers, in the order ``env()`` uses, without quick paths."""
+    e = IllegalMoveInfo(raw_env(**opts), illegal_reward=-1)
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(e))
+
+
+def outcome(call):
+    """What ``call()`` returns, or the type and message of what it raises."""
+    try:
+        return call()
+    except Exception as exc:  # noqa: BLE001  (compared between the two envs)
+        return ("raised", type(exc).__name__, str(exc))
+
+
+def snapshot(e, observe=True):
+    def read():
+        obs, reward, term, trunc, info = e.last(observe)
+        return (
+            None if obs is None else (obs["observation"].tolist(), obs["action_mask"].tolist()),
+            reward,
+            term,
+            trunc,
+            info,
+        )
+
+    return (
+        e.agent_selection,
+        outcome(read),
+        dict(e.rewards),
+        dict(e._cumulative_rewards),
+        dict(e.terminations),
+        dict(e.truncations),
+        list(e.agents),
+    )
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_quick_paths_match_the_standard_wrappers(variant, seed):
+    """env() takes shortcuts through PettingZoo's wrappers; every result must equal the plain wrappers'
+    with legal ints, numpy ints, illegal ids, out-of-range ids, None, dead steps, skipped observes
+    and stepping after the end."""
+    opts = dict(VARIANTS[variant], max_hands=2)
+    ours, theirs = env(**opts), standard_env(**opts)
+    rng = random.Random(seed)
+
+    def step_both(action):
+        assert outcome(lambda: ours.step(action)) == outcome(lambda: theirs.step(action))
+
+    endings = set()
+    for episode in range(4):
+        errors = 0.0 if episode < 2 else 0.04  # the first two play to the end of their hands
+        ours.reset(seed=100 * seed + episode)
+        theirs.reset(seed=100 * seed + episode)
+        while True:
+            observe = rng.random() < 0.9
+            assert snapshot(ours, observe) == snapshot(theirs, observe)
+            if not ours.agents:
+                break
+            obs = ours.observe(ours.agent_selection)
+            theirs.observe(theirs.agent_selection)
+            agent = ours.agent_selection
+            r = rng.random()
+            if ours.terminations[agent] or ours.truncations[agent]:
+                action = None
+                endings.add("illegal" if "illegal_move" in ours.infos[agent] else "end")
+            elif r < errors:
+                action = rng.choice([112, -1, None, int(rng.choice(np.flatnonzero(obs["action_mask"] == 0)))])
+            elif r < 0.2:
+                action = np.int64(rng.choice(np.flatnonzero(obs["action_mask"])))
+            else:
+                action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            step_both(action)
+        step_both(None)  # after the end: both only warn
+        assert snapshot(ours, False) == snapshot(theirs, False)
+    assert "end" in endings
 
 
 def test_reading_before_reset_is_a_clear_error():

@@ -53,3 +53,8 @@ def public_event(event: tuple, seat: int) -> tuple:
     if event[0] == DRAW and event[1] != seat:
         return (DRAW, event[1], HIDDEN)
     return event
+
+
+def public_events(events: list[tuple], seat: int, start: int = 0, stop: int | None = None) -> list[tuple]:
+    """``public_event`` of each of ``events[start:stop]`` (one call, for hot loops)."""
+    return [(DRAW, e[1], HIDDEN) if e[0] == DRAW and e[1] != seat else e for e in events[start:stop]]

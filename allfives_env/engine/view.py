@@ -6,7 +6,7 @@ information (other hands, the boneyard's order); other players' draws appear wit
 
 from __future__ import annotations
 
-from .events import LEAD, PLAY, event_to_dict, public_event
+from .events import LEAD, PLAY, event_to_dict, public_events
 from .layout import Layout, placement_points, placements_points
 from .rules import Rules
 from .tiles import WEST, mask_tiles
@@ -39,7 +39,6 @@ class PlayerView:
         "starter",
         "passes",
         "_layout",
-        "_arm_lens",
         "_events",
         "_num_events",
     )
@@ -98,7 +97,6 @@ class PlayerView:
         #: the lead tile, or -1 before the lead
         self.lead: int = layout.lead
         self._layout = layout
-        self._arm_lens = tuple(map(len, layout.arms))
 
     @classmethod
     def from_public(
@@ -154,13 +152,13 @@ class PlayerView:
     @property
     def arms(self) -> list[list[int]]:
         """Tiles on each arm (west, east, north, south), from the centre outwards."""
-        return [arm[:k] for arm, k in zip(self._layout.arms, self._arm_lens)]
+        played = self.played  # the layout's arms grow in place; keep the tiles placed by then
+        return [[t for t in arm if played >> t & 1] for arm in self._layout.arms]
 
     @property
     def history(self) -> list[tuple]:
         """This hand's events so far, as this seat sees them (engine tuples)."""
-        seat = self.seat
-        return [public_event(e, seat) for e in self._events[: self._num_events]]
+        return public_events(self._events, self.seat, 0, self._num_events)
 
     def history_dicts(self) -> list[dict]:
         """This hand's events so far in record form, as this seat sees them."""
