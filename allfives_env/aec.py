@@ -263,9 +263,12 @@ def _forward(name: str) -> property:
 for _name in _HOT:
     setattr(_FastAttributes, _name, _forward(_name))
 
-# The three wrappers below are PettingZoo's standard ones; each adds a quick path for the common
-# case of a decision (a live agent, a legal in-range int action, after reset) that does exactly
-# what the standard code does in that case, in fewer calls. Anything else takes the standard code.
+# The three wrappers below are PettingZoo's standard ones, stacked by ``env()`` as
+# ``_Order(_Bounds(_Illegal(raw_env)))``. The common case of a decision (after reset, a live agent,
+# a legal in-range int action) takes a quick path that does exactly what the standard code does in
+# that case, in fewer calls: ``_Bounds`` passes such an action and every ``observe`` through
+# unchanged, so ``_Order`` hands them straight to ``_Illegal``. Anything else takes the standard code
+# (tests/test_aec_env.py compares the two).
 
 
 class _Illegal(_FastAttributes, IllegalMoveInfo):
@@ -285,6 +288,7 @@ class _Illegal(_FastAttributes, IllegalMoveInfo):
         if (
             prev is not None
             and type(action) is int
+            and 0 <= action < NUM_ACTIONS
             and not raw.terminations[agent]
             and not raw.truncations[agent]
             and prev["action_mask"][action]
@@ -297,23 +301,28 @@ class _Illegal(_FastAttributes, IllegalMoveInfo):
 
 
 class _Bounds(_FastAttributes, wrappers.AssertOutOfBoundsWrapper):
-    def step(self, action) -> None:
-        if type(action) is int and 0 <= action < NUM_ACTIONS:
-            self.env.step(action)
-        else:
-            super().step(action)
+    pass
 
 
 class _Order(_FastAttributes, wrappers.OrderEnforcingWrapper):
+    def __init__(self, env) -> None:
+        super().__init__(env)
+        below = env.env if isinstance(env, _Bounds) else None
+        #: where the quick paths go: the ``_Illegal`` layer under ``_Bounds``, else the next layer
+        self._quick = below if isinstance(below, _Illegal) else env
+
     def observe(self, agent):
         if self._has_reset:
-            return self.env.observe(agent)
+            return self._quick.observe(agent)
         return super().observe(agent)
 
     def step(self, action) -> None:
         if self._has_reset and self._raw.agents:
             self._has_updated = True
-            self.env.step(action)
+            if type(action) is int and 0 <= action < NUM_ACTIONS:
+                self._quick.step(action)
+            else:
+                self.env.step(action)
         else:
             super().step(action)
 

@@ -7,11 +7,14 @@ listed in ``PIECES`` (name, size, meaning); ``docs/observation.md`` is generated
 and a frontend can build the same vector from it without this package.
 
 The encoder needs only numpy and the engine's ``PlayerView``: the environment, the ONNX runtime
-agent and the bot server all call ``encode``.
+agent and the bot server all call ``encode``. ``encode_python`` is the reference implementation;
+where the optional C accelerator (``allfives_env/_fastobs.c``) was built, ``encode`` uses it instead
+and gives the same vectors, about three times faster. Set ``ALLFIVES_PURE_PYTHON=1`` to turn it off.
 """
 
 from __future__ import annotations
 
+import os
 from array import array
 
 import numpy as np
@@ -139,7 +142,7 @@ def _template(rules) -> tuple[array, tuple]:
     return entry
 
 
-def encode(view, out: np.ndarray | None = None) -> np.ndarray:
+def encode_python(view, out: np.ndarray | None = None) -> np.ndarray:
     """The observation vector of ``view`` (a ``PlayerView``); copied into ``out`` when given."""
     rules = view.rules
     template, rel_sides = _template(rules)
@@ -227,6 +230,47 @@ def encode(view, out: np.ndarray | None = None) -> np.ndarray:
         out[...] = vec
         return out
     return vec
+
+
+def _load_accelerator():
+    if os.environ.get("ALLFIVES_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from allfives_env import _fastobs
+    except ImportError:
+        return None
+    _fastobs.configure(OFFSETS, OBS_SIZE, TILES)
+    return _fastobs.fill
+
+
+_fill = _load_accelerator()
+#: whether ``encode`` runs the C accelerator
+ACCELERATED = _fill is not None
+
+
+def encode_c(view, out: np.ndarray | None = None) -> np.ndarray:
+    """``encode_python`` in C (only where the accelerator was built; ``ACCELERATED``)."""
+    rules = view.rules
+    template, rel_sides = _template(rules)
+    o = template[:]
+    _fill(o, view, rel_sides[view.seat], rules.target_score, view.move_points())
+    vec = _frombuffer(o, _float32)
+    if out is not None:
+        out[...] = vec
+        return out
+    return vec
+
+
+def encode(view, out: np.ndarray | None = None) -> np.ndarray:
+    """The observation vector of ``view`` (a ``PlayerView``); copied into ``out`` when given."""
+    return encode_python(view, out)
+
+
+if ACCELERATED:
+    encode_c.__doc__, encode_c.__name__ = encode.__doc__, "encode"
+    encode = encode_c  # noqa: F811  (same vectors, see encode_python)
+else:
+    encode = encode_python  # noqa: F811
 
 
 def action_mask(view, out: np.ndarray | None = None) -> np.ndarray:

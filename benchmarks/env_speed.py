@@ -5,7 +5,9 @@ Each contestant plays complete episodes with uniformly random legal actions and 
 observation of the player to act at every decision: for the PettingZoo envs through the usual
 ``agent_iter`` / ``last`` / ``step`` loop (default wrappers, or ``--raw`` for the unwrapped envs on both
 sides), for OpenSpiel with ``observation_tensor()``. Rounds are interleaved so machine noise hits
-all alike; the medians and the ratios are printed.
+all alike; the medians and the ratios are printed. The All Fives observation is built by the C
+accelerator where it was built (see ``allfives_env.observation``); ``--pure`` measures the
+pure-Python encoder instead.
 
     python benchmarks/env_speed.py --seconds 15
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import time
@@ -68,6 +71,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--players", type=int, default=4, help="All Fives players (default 4, as team dominoes)")
     parser.add_argument("--raw", action="store_true", help="unwrapped PettingZoo envs on both sides")
+    parser.add_argument("--pure", action="store_true", help="the pure-Python observation encoder, not the C accelerator")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -76,7 +80,10 @@ def main(argv=None) -> int:
         from pettingzoo.classic import connect_four_v3
     except ImportError as exc:
         parser.exit(2, f"missing a peer ({exc.name}): pip install -e '.[bench]'\n")
+    if args.pure:
+        os.environ["ALLFIVES_PURE_PYTHON"] = "1"  # read when allfives_env.observation is first imported
     import allfives_env.aec as aec
+    from allfives_env.observation import ACCELERATED
 
     if args.raw:
         ours = lambda: aec.raw_env(num_players=args.players)  # noqa: E731
@@ -97,12 +104,18 @@ def main(argv=None) -> int:
     ratio_c4 = statistics.median(a / b for a, b in zip(rates["allfives"], rates["connect_four_v3"]))
     ratio_os = statistics.median(a / b for a, b in zip(rates["allfives"], rates["python_team_dominoes"]))
     kind = "raw" if args.raw else "wrapped"
-    print(f"All Fives AEC ({args.players}p, {kind}):        {med['allfives']:>10,.0f} decisions/s")
-    print(f"PettingZoo connect_four_v3 ({kind}):   {med['connect_four_v3']:>10,.0f} decisions/s   ratio {ratio_c4:.2f}x")
-    print(f"OpenSpiel python_team_dominoes:      {med['python_team_dominoes']:>10,.0f} decisions/s   ratio {ratio_os:.2f}x")
+    encoder = "C encoder" if ACCELERATED else "Python encoder"
+    rows = [
+        (f"All Fives AEC ({args.players}p, {kind}, {encoder})", med["allfives"], ""),
+        (f"PettingZoo connect_four_v3 ({kind})", med["connect_four_v3"], f"   ratio {ratio_c4:.2f}x"),
+        ("OpenSpiel python_team_dominoes", med["python_team_dominoes"], f"   ratio {ratio_os:.2f}x"),
+    ]
+    for label, rate, ratio in rows:
+        print(f"{label:<46} {rate:>10,.0f} decisions/s{ratio}")
     if args.json:
         print(json.dumps({"decisions_per_s": {k: round(v) for k, v in med.items()}, "ratio_connect_four": round(ratio_c4, 2),
-                          "ratio_team_dominoes": round(ratio_os, 2), "wrapped": not args.raw, "players": args.players}))
+                          "ratio_team_dominoes": round(ratio_os, 2), "wrapped": not args.raw, "players": args.players,
+                          "accelerated": ACCELERATED}))
     return 0
 
 

@@ -18,11 +18,19 @@ ROOT = Path(__file__).resolve().parents[1]
     ],
 )
 def test_benchmark_runs_and_reports_json(script, keys):
+    report = run_benchmark(script)
+    assert keys <= set(report)
+
+
+def run_benchmark(script, *flags):
     pytest.importorskip("pyspiel")
     result = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / script), "--seconds", "0.3", "--rounds", "1", "--json"],
+        [sys.executable, str(ROOT / "benchmarks" / script), "--seconds", "0.3", "--rounds", "1", "--json", *flags],
         capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert keys <= set(report)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_env_speed_can_measure_the_pure_python_encoder():
+    assert run_benchmark("env_speed.py", "--pure", "--raw")["accelerated"] is False

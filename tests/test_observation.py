@@ -1,12 +1,38 @@
-"""The observation spec: every named piece checked against a hand-built position; the doc in sync."""
+"""The observation spec: every named piece checked against a hand-built position, for both the
+Python encoder and its C accelerator, which must agree value for value; the doc in sync."""
 
+import os
+import random
+from array import array
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from allfives_env.observation import OBS_SIZE, OBS_VERSION, OFFSETS, PIECES, action_mask, encode, piece, spec_table
+import allfives_env.observation as observation
+from allfives_env.engine import Game
+from allfives_env.observation import OBS_SIZE, OBS_VERSION, OFFSETS, PIECES, action_mask, piece, spec_table
 from helpers import A, T, game_from
+
+# CI builds the accelerator (it has a C compiler) and sets this, so its tests cannot be skipped there
+REQUIRE_ACCELERATOR = os.environ.get("ALLFIVES_REQUIRE_ACCELERATOR", "") not in ("", "0")
+
+
+def needs_accelerator():
+    if observation.ACCELERATED:
+        return
+    if REQUIRE_ACCELERATOR:
+        pytest.fail("the C accelerator (allfives_env/_fastobs.c) was not built; ALLFIVES_REQUIRE_ACCELERATOR is set")
+    pytest.skip("the C accelerator was not built (no C compiler, or ALLFIVES_PURE_PYTHON is set)")
+
+
+@pytest.fixture(params=["python", "c"])
+def encode(request):
+    if request.param == "python":
+        return observation.encode_python
+    needs_accelerator()
+    return observation.encode_c
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,7 +67,7 @@ def tiles(*names):
     return one_hot(28, *[T(n) for n in names])
 
 
-def test_every_piece_of_a_hand_built_position(game):
+def test_every_piece_of_a_hand_built_position(game, encode):
     obs = encode(game.view(0))
     assert obs.shape == (OBS_SIZE,) and obs.dtype == np.float32
     expect = {
@@ -78,7 +104,7 @@ def test_every_piece_of_a_hand_built_position(game):
     assert mask.dtype == np.int8 and set(np.flatnonzero(mask)) == {A("0-4", "west"), A("0-5", "south"), A("3-3", "north")}
 
 
-def test_observation_is_egocentric(game):
+def test_observation_is_egocentric(game, encode):
     obs = encode(game.view(1))
     np.testing.assert_allclose(piece(obs, "scores"), np.array([0, 10, 0, 10], np.float32) / 200)
     np.testing.assert_allclose(piece(obs, "missing_pips")[:7], one_hot(7, 5), err_msg="own known-missing pips")
@@ -87,7 +113,7 @@ def test_observation_is_egocentric(game):
     assert not piece(obs, "move_points").any() and not action_mask(game.view(1)).any(), "not its turn"
 
 
-def test_smaller_games_leave_absent_seats_zero():
+def test_smaller_games_leave_absent_seats_zero(encode):
     g = game_from([["5-5", "0-1"], ["2-3", "1-1"], ["4-4", "0-2"]], num_players=3, hand_end="winner_takes", boneyard_reserve=3)
     obs = encode(g.view(0))
     np.testing.assert_allclose(piece(obs, "seats"), [1, 1, 1, 0])
@@ -99,7 +125,7 @@ def test_smaller_games_leave_absent_seats_zero():
     np.testing.assert_allclose(piece(obs, "move_points")[A("5-5", "lead")], 10 / 30)
 
 
-def test_encode_writes_into_out_and_stays_in_bounds(game):
+def test_encode_writes_into_out_and_stays_in_bounds(game, encode):
     out = np.full(OBS_SIZE, 7.0, np.float32)
     result = encode(game.view(2), out=out)
     assert result is out
@@ -112,3 +138,51 @@ def test_docs_table_is_generated_from_the_spec():
     assert spec_table() in doc, "docs/observation.md is out of date: regenerate it from spec_table()"
     assert f"OBS_VERSION = {OBS_VERSION}" in doc
     assert list(OFFSETS) == [name for name, _, _ in PIECES]
+
+
+VARIANTS = [
+    dict(num_players=2),
+    dict(num_players=3),
+    dict(num_players=4),
+    dict(num_players=4, partnerships=False),
+    dict(num_players=2, hand_end="winner_takes", target_score=61),
+    dict(num_players=3, target_score=50, boneyard_reserve=2),
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(variant=st.sampled_from(VARIANTS), seed=st.integers(0, 2**32), moves=st.integers(0, 2**32))
+def test_the_accelerator_gives_the_python_vectors_bit_for_bit(variant, seed, moves):
+    """Every seat's view at every step of a random game, scores past the target and below zero included."""
+    needs_accelerator()
+    rng = random.Random(moves)
+    game = Game(seed=seed, max_hands=6, **variant)
+    while not game.over:
+        for seat in range(game.num_players):
+            view = game.view(seat)
+            assert observation.encode_c(view).tobytes() == observation.encode_python(view).tobytes()
+        game.step(rng.choice(game.legal_actions()))
+
+
+def test_encode_is_the_accelerator_where_built():
+    assert (observation.encode is observation.encode_c) == observation.ACCELERATED
+    assert observation.encode.__doc__ == observation.encode_python.__doc__
+
+
+def test_the_accelerator_names_bad_input(game):
+    needs_accelerator()
+    from allfives_env import _fastobs
+
+    view = game.view(0)
+    template, rel_sides = observation._template(view.rules)
+    args = (rel_sides[0], view.rules.target_score, view.move_points())
+    with pytest.raises(ValueError, match="out must hold 281 float32 values"):
+        _fastobs.fill(array("f", bytes(8)), view, *args)
+    with pytest.raises(BufferError, match="not writable"):
+        _fastobs.fill(bytes(4 * OBS_SIZE), view, *args)
+    with pytest.raises(AttributeError, match="no attribute .hand."):
+        _fastobs.fill(template[:], object(), *args)
+    with pytest.raises(ValueError, match="shape of an All Fives view"):
+        _fastobs.fill(template[:], view, rel_sides[0], view.rules.target_score, [])
+    with pytest.raises(TypeError, match="takes 5 arguments"):
+        _fastobs.fill(template[:], view)

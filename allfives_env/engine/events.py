@@ -57,4 +57,8 @@ def public_event(event: tuple, seat: int) -> tuple:
 
 def public_events(events: list[tuple], seat: int, start: int = 0, stop: int | None = None) -> list[tuple]:
     """``public_event`` of each of ``events[start:stop]`` (one call, for hot loops)."""
-    return [(DRAW, e[1], HIDDEN) if e[0] == DRAW and e[1] != seat else e for e in events[start:stop]]
+    new = events[start:stop]  # a new list
+    for i, e in enumerate(new):
+        if e[0] == DRAW and e[1] != seat:
+            new[i] = (DRAW, e[1], HIDDEN)
+    return new

@@ -1,0 +1,255 @@
+/* Optional C accelerator for allfives_env.observation.encode.
+
+   It fills the seat-dependent pieces of an observation vector from a PlayerView, exactly as the
+   pure-Python encoder in allfives_env/observation.py does (tests/test_observation.py checks that
+   the two agree value for value). It knows no rules: the piece offsets and the tiles' pips come
+   from configure(), the points of each legal move come from the engine (view.move_points()), and
+   the pieces fixed by the rules are already in the buffer (the encoder's template).
+
+   If this module is not built (no C compiler), the Python encoder is used instead. */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+enum {
+    HAND, PLAYED, ARM_PIP, ARM_OPEN, ARM_DOUBLE, ARM_VALUE, SPIN_PIP, SPIN_SIDES, TOTAL, LEAD, FORCED,
+    MOVE_POINTS, COUNTS, BONEYARD, MISSING, SCORES, HAND_PIPS, UNSEEN, NUM_OFFSETS
+};
+static const char *OFFSET_NAMES[NUM_OFFSETS] = {
+    "hand", "played", "arm_pip", "arm_open", "arm_double", "arm_value", "spinner_pip", "spinner_sides",
+    "ends_total", "lead", "forced", "move_points", "tile_counts", "boneyard", "missing_pips", "scores",
+    "hand_pips", "unseen_pips",
+};
+
+#define NUM_TILES 28
+#define NUM_ACTIONS 112
+#define CLOSED 7
+
+static Py_ssize_t off[NUM_OFFSETS];
+static Py_ssize_t obs_size = -1;
+static int tile_a[NUM_TILES], tile_b[NUM_TILES];
+static long pip_tiles[7]; /* mask of the tiles showing each pip */
+
+enum {
+    A_HAND, A_PLAYED, A_PIPS, A_VALUES, A_DOUBLE_ENDS, A_SPINNER, A_COVERED, A_COUNT, A_LEAD, A_FORCED,
+    A_LEGAL, A_SEAT, A_COUNTS, A_MISSING, A_SCORES, A_BONEYARD, A_DRAWABLE, NUM_ATTRS
+};
+static const char *ATTR_NAMES[NUM_ATTRS] = {
+    "hand", "played", "pips", "values", "double_ends", "spinner", "spinner_covered", "count", "lead",
+    "forced_tile", "legal_actions", "seat", "tile_counts", "missing_pips", "scores", "boneyard_size", "drawable",
+};
+static PyObject *attr_names[NUM_ATTRS];
+
+static PyObject *configure(PyObject *self, PyObject *args) {
+    PyObject *offsets, *tiles;
+    Py_ssize_t size;
+    if (!PyArg_ParseTuple(args, "O!nO", &PyDict_Type, &offsets, &size, &tiles))
+        return NULL;
+    for (int i = 0; i < NUM_OFFSETS; i++) {
+        PyObject *v = PyDict_GetItemString(offsets, OFFSET_NAMES[i]);
+        if (v == NULL) {
+            PyErr_Format(PyExc_KeyError, "offsets lack piece %s", OFFSET_NAMES[i]);
+            return NULL;
+        }
+        off[i] = PyLong_AsSsize_t(v);
+        if (off[i] == -1 && PyErr_Occurred())
+            return NULL;
+    }
+    PyObject *seq = PySequence_Fast(tiles, "tiles must be a sequence");
+    if (seq == NULL)
+        return NULL;
+    if (PySequence_Fast_GET_SIZE(seq) != NUM_TILES) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "tiles must hold 28 (a, b) pairs");
+        return NULL;
+    }
+    for (int p = 0; p < 7; p++)
+        pip_tiles[p] = 0;
+    for (int t = 0; t < NUM_TILES; t++) {
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, t), "ii", &tile_a[t], &tile_b[t])) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+        pip_tiles[tile_a[t]] |= 1L << t;
+        pip_tiles[tile_b[t]] |= 1L << t;
+    }
+    Py_DECREF(seq);
+    obs_size = size;
+    Py_RETURN_NONE;
+}
+
+/* the items of a tuple or list attribute, with their count */
+static PyObject **items_of(PyObject *seq, Py_ssize_t *n, const char *what) {
+    if (PyTuple_Check(seq)) {
+        *n = PyTuple_GET_SIZE(seq);
+        return &PyTuple_GET_ITEM(seq, 0);
+    }
+    if (PyList_Check(seq)) {
+        *n = PyList_GET_SIZE(seq);
+        return PyList_GET_SIZE(seq) ? &PyList_GET_ITEM(seq, 0) : (PyObject **)&seq;
+    }
+    PyErr_Format(PyExc_TypeError, "view.%s must be a tuple or list", what);
+    return NULL;
+}
+
+static inline float clip1(double x) { return x < -1.0 ? -1.0f : (x > 1.0 ? 1.0f : (float)x); }
+
+/* fill(out, view, rel_sides, target, move_points): write the view's pieces into ``out`` (a writable
+   float32 buffer holding the rules' template) */
+static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "fill(out, view, rel_sides, target, move_points) takes 5 arguments");
+        return NULL;
+    }
+    if (obs_size < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "configure() was not called");
+        return NULL;
+    }
+    PyObject *view = args[1], *rel_sides = args[2], *points = args[4];
+    long target = PyLong_AsLong(args[3]);
+    if (target == -1 && PyErr_Occurred())
+        return NULL;
+    if (target <= 0) {
+        PyErr_SetString(PyExc_ValueError, "target must be positive");
+        return NULL;
+    }
+    PyObject *a[NUM_ATTRS] = {NULL};
+    PyObject *result = NULL;
+    Py_buffer buf;
+    buf.obj = NULL;
+    for (int i = 0; i < NUM_ATTRS; i++) {
+        a[i] = PyObject_GetAttr(view, attr_names[i]);
+        if (a[i] == NULL)
+            goto done;
+    }
+    long hand = PyLong_AsLong(a[A_HAND]), played = PyLong_AsLong(a[A_PLAYED]);
+    long double_ends = PyLong_AsLong(a[A_DOUBLE_ENDS]), spinner = PyLong_AsLong(a[A_SPINNER]);
+    long covered = PyLong_AsLong(a[A_COVERED]), count = PyLong_AsLong(a[A_COUNT]);
+    long lead = PyLong_AsLong(a[A_LEAD]), forced = PyLong_AsLong(a[A_FORCED]), seat = PyLong_AsLong(a[A_SEAT]);
+    long boneyard = PyLong_AsLong(a[A_BONEYARD]), drawable = PyLong_AsLong(a[A_DRAWABLE]);
+    if (PyErr_Occurred())
+        goto done;
+    Py_ssize_t n_pips, n_values, n_legal, n_points, n_counts, n_missing, n_scores, n_rel;
+    PyObject **pips = items_of(a[A_PIPS], &n_pips, "pips");
+    PyObject **values = pips ? items_of(a[A_VALUES], &n_values, "values") : NULL;
+    PyObject **legal = values ? items_of(a[A_LEGAL], &n_legal, "legal_actions") : NULL;
+    PyObject **pts = legal ? items_of(points, &n_points, "move_points") : NULL;
+    PyObject **counts = pts ? items_of(a[A_COUNTS], &n_counts, "tile_counts") : NULL;
+    PyObject **missing = counts ? items_of(a[A_MISSING], &n_missing, "missing_pips") : NULL;
+    PyObject **scores = missing ? items_of(a[A_SCORES], &n_scores, "scores") : NULL;
+    PyObject **sides = scores ? items_of(rel_sides, &n_rel, "rel_sides") : NULL;
+    if (sides == NULL)
+        goto done;
+    Py_ssize_t n = n_counts;
+    if (n_pips != 4 || n_values != 4 || n_points != n_legal || n < 2 || n > 4 || n_missing != n || n_rel != n ||
+        seat < 0 || seat >= n) {
+        PyErr_SetString(PyExc_ValueError, "view does not have the shape of an All Fives view");
+        goto done;
+    }
+    if (PyObject_GetBuffer(args[0], &buf, PyBUF_WRITABLE) < 0)
+        goto done;
+    if (buf.len != obs_size * (Py_ssize_t)sizeof(float)) {
+        PyErr_Format(PyExc_ValueError, "out must hold %zd float32 values", obs_size);
+        goto done;
+    }
+    float *o = (float *)buf.buf;
+
+    for (int t = 0; t < NUM_TILES; t++) {
+        if (hand >> t & 1)
+            o[off[HAND] + t] = 1.0f;
+        if (played >> t & 1)
+            o[off[PLAYED] + t] = 1.0f;
+    }
+    for (int e = 0; e < 4; e++) {
+        long p = PyLong_AsLong(pips[e]), v = PyLong_AsLong(values[e]);
+        if (p != CLOSED) {
+            if (p < 0 || p > 6) {
+                PyErr_SetString(PyExc_ValueError, "view.pips holds a pip outside 0..7");
+                goto done;
+            }
+            o[off[ARM_PIP] + 7 * e + p] = 1.0f;
+            o[off[ARM_OPEN] + e] = 1.0f;
+            if (double_ends >> e & 1)
+                o[off[ARM_DOUBLE] + e] = 1.0f;
+            o[off[ARM_VALUE] + e] = (float)(v / 12.0);
+        }
+    }
+    if (spinner >= 0 && spinner < 7) {
+        o[off[SPIN_PIP] + spinner] = 1.0f;
+        if (covered >= 1) {
+            o[off[SPIN_SIDES]] = 1.0f;
+            if (covered >= 2)
+                o[off[SPIN_SIDES] + 1] = 1.0f;
+        }
+    }
+    o[off[TOTAL]] = count < 60 ? (float)(count / 60.0) : 1.0f;
+    if (lead < 0)
+        o[off[LEAD]] = 1.0f;
+    if (forced >= 0)
+        o[off[FORCED]] = 1.0f;
+    for (Py_ssize_t i = 0; i < n_legal; i++) {
+        long action = PyLong_AsLong(legal[i]), p = PyLong_AsLong(pts[i]);
+        if (action < 0 || action >= NUM_ACTIONS) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "view.legal_actions holds an id outside 0..111");
+            goto done;
+        }
+        if (p)
+            o[off[MOVE_POINTS] + action] = p < 30 ? (float)(p / 30.0) : 1.0f;
+    }
+    for (Py_ssize_t r = 0; r < n; r++) {
+        Py_ssize_t s = (seat + r) % n;
+        long c = PyLong_AsLong(counts[s]), m = PyLong_AsLong(missing[s]);
+        Py_ssize_t side = PyLong_AsSsize_t(sides[r]);
+        if (side < 0 || side >= n_scores) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "rel_sides names a side outside the scores");
+            goto done;
+        }
+        long x = PyLong_AsLong(scores[side]);
+        o[off[COUNTS] + r] = c < 14 ? (float)(c / 14.0) : 1.0f;
+        for (int p = 0; p < 7; p++)
+            if (m >> p & 1)
+                o[off[MISSING] + 7 * r + p] = 1.0f;
+        if (x)
+            o[off[SCORES] + r] = clip1((double)x / (double)target);
+    }
+    if (PyErr_Occurred())
+        goto done;
+    o[off[BONEYARD]] = (float)(boneyard / 28.0);
+    o[off[BONEYARD] + 1] = (float)(drawable / 28.0);
+    long hp = 0;
+    for (int t = 0; t < NUM_TILES; t++)
+        if (hand >> t & 1)
+            hp += tile_a[t] + tile_b[t];
+    o[off[HAND_PIPS]] = hp < 100 ? (float)(hp / 100.0) : 1.0f;
+    long unseen = ~(hand | played) & ((1L << NUM_TILES) - 1);
+    for (int p = 0; p < 7; p++)
+        o[off[UNSEEN] + p] = (float)(__builtin_popcountl(pip_tiles[p] & unseen) / 7.0);
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    if (buf.obj != NULL)
+        PyBuffer_Release(&buf);
+    for (int i = 0; i < NUM_ATTRS; i++)
+        Py_XDECREF(a[i]);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"configure", configure, METH_VARARGS, "configure(offsets, size, tiles): the observation layout and the tiles"},
+    {"fill", (PyCFunction)(void (*)(void))fill, METH_FASTCALL,
+     "fill(out, view, rel_sides, target, move_points): write a view's pieces into a template copy"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastobs", "C accelerator for the observation encoder", -1, methods};
+
+PyMODINIT_FUNC PyInit__fastobs(void) {
+    for (int i = 0; i < NUM_ATTRS; i++) {
+        attr_names[i] = PyUnicode_InternFromString(ATTR_NAMES[i]);
+        if (attr_names[i] == NULL)
+            return NULL;
+    }
+    return PyModule_Create(&module);
+}
