@@ -249,7 +249,7 @@ ACCELERATED = _fill is not None
 
 
 def encode_c(view, out: np.ndarray | None = None) -> np.ndarray:
-    """``encode_python`` in C (only where the accelerator was built; ``ACCELERATED``)."""
+    """``encode_python`` by the C accelerator (only where it was built: ``ACCELERATED``)."""
     rules = view.rules
     template, rel_sides = _template(rules)
     o = template[:]
@@ -261,16 +261,9 @@ def encode_c(view, out: np.ndarray | None = None) -> np.ndarray:
     return vec
 
 
-def encode(view, out: np.ndarray | None = None) -> np.ndarray:
-    """The observation vector of ``view`` (a ``PlayerView``); copied into ``out`` when given."""
-    return encode_python(view, out)
-
-
-if ACCELERATED:
-    encode_c.__doc__, encode_c.__name__ = encode.__doc__, "encode"
-    encode = encode_c  # noqa: F811  (same vectors, see encode_python)
-else:
-    encode = encode_python  # noqa: F811
+#: ``encode(view, out=None)``: the observation vector of ``view`` (a ``PlayerView``), copied into
+#: ``out`` when given. The C accelerator where it was built, else ``encode_python``: the same bits.
+encode = encode_c if ACCELERATED else encode_python
 
 
 def action_mask(view, out: np.ndarray | None = None) -> np.ndarray:

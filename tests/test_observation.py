@@ -165,8 +165,7 @@ def test_the_accelerator_gives_the_python_vectors_bit_for_bit(variant, seed, mov
 
 
 def test_encode_is_the_accelerator_where_built():
-    assert (observation.encode is observation.encode_c) == observation.ACCELERATED
-    assert observation.encode.__doc__ == observation.encode_python.__doc__
+    assert observation.encode is (observation.encode_c if observation.ACCELERATED else observation.encode_python)
 
 
 def test_the_accelerator_names_bad_input(game):
