@@ -38,6 +38,11 @@ static const char *ATTR_NAMES[NUM_ATTRS] = {
     "hand", "played", "pips", "values", "double_ends", "spinner", "spinner_covered", "count", "lead",
     "forced_tile", "legal_actions", "seat", "tile_counts", "missing_pips", "scores", "boneyard_size", "drawable",
 };
+static const char *ATTR_LABELS[NUM_ATTRS] = {
+    "view.hand", "view.played", "view.pips", "view.values", "view.double_ends", "view.spinner",
+    "view.spinner_covered", "view.count", "view.lead", "view.forced_tile", "view.legal_actions", "view.seat",
+    "view.tile_counts", "view.missing_pips", "view.scores", "view.boneyard_size", "view.drawable",
+};
 static PyObject *attr_names[NUM_ATTRS];
 
 static PyObject *configure(PyObject *self, PyObject *args) {
@@ -80,16 +85,28 @@ static PyObject *configure(PyObject *self, PyObject *args) {
 
 /* the items of a tuple or list attribute, with their count */
 static PyObject **items_of(PyObject *seq, Py_ssize_t *n, const char *what) {
+    static PyObject *none[1];
     if (PyTuple_Check(seq)) {
         *n = PyTuple_GET_SIZE(seq);
-        return &PyTuple_GET_ITEM(seq, 0);
+        return *n ? &PyTuple_GET_ITEM(seq, 0) : none;
     }
     if (PyList_Check(seq)) {
         *n = PyList_GET_SIZE(seq);
-        return PyList_GET_SIZE(seq) ? &PyList_GET_ITEM(seq, 0) : (PyObject **)&seq;
+        return *n ? &PyList_GET_ITEM(seq, 0) : none;
     }
     PyErr_Format(PyExc_TypeError, "view.%s must be a tuple or list", what);
     return NULL;
+}
+
+/* an int (no __index__ calls: they could run code that changes the sequences being read);
+   ``what`` names it in the error: "view.hand", "an item of view.pips" */
+static int int_of(PyObject *obj, long *out, const char *what) {
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *out = PyLong_AsLong(obj);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
 }
 
 static inline float clip1(double x) { return x < -1.0 ? -1.0f : (x > 1.0 ? 1.0f : (float)x); }
@@ -122,13 +139,15 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         if (a[i] == NULL)
             goto done;
     }
-    long hand = PyLong_AsLong(a[A_HAND]), played = PyLong_AsLong(a[A_PLAYED]);
-    long double_ends = PyLong_AsLong(a[A_DOUBLE_ENDS]), spinner = PyLong_AsLong(a[A_SPINNER]);
-    long covered = PyLong_AsLong(a[A_COVERED]), count = PyLong_AsLong(a[A_COUNT]);
-    long lead = PyLong_AsLong(a[A_LEAD]), forced = PyLong_AsLong(a[A_FORCED]), seat = PyLong_AsLong(a[A_SEAT]);
-    long boneyard = PyLong_AsLong(a[A_BONEYARD]), drawable = PyLong_AsLong(a[A_DRAWABLE]);
-    if (PyErr_Occurred())
-        goto done;
+    long v[NUM_ATTRS];
+    static const int scalars[] = {A_HAND, A_PLAYED, A_DOUBLE_ENDS, A_SPINNER, A_COVERED, A_COUNT, A_LEAD,
+                                  A_FORCED, A_SEAT, A_BONEYARD, A_DRAWABLE};
+    for (size_t i = 0; i < sizeof(scalars) / sizeof(scalars[0]); i++)
+        if (int_of(a[scalars[i]], &v[scalars[i]], ATTR_LABELS[scalars[i]]) < 0)
+            goto done;
+    long hand = v[A_HAND], played = v[A_PLAYED], double_ends = v[A_DOUBLE_ENDS], spinner = v[A_SPINNER];
+    long covered = v[A_COVERED], count = v[A_COUNT], lead = v[A_LEAD], forced = v[A_FORCED], seat = v[A_SEAT];
+    long boneyard = v[A_BONEYARD], drawable = v[A_DRAWABLE];
     Py_ssize_t n_pips, n_values, n_legal, n_points, n_counts, n_missing, n_scores, n_rel;
     PyObject **pips = items_of(a[A_PIPS], &n_pips, "pips");
     PyObject **values = pips ? items_of(a[A_VALUES], &n_values, "values") : NULL;
@@ -161,7 +180,9 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             o[off[PLAYED] + t] = 1.0f;
     }
     for (int e = 0; e < 4; e++) {
-        long p = PyLong_AsLong(pips[e]), v = PyLong_AsLong(values[e]);
+        long p, value;
+        if (int_of(pips[e], &p, "an item of view.pips") < 0 || int_of(values[e], &value, "an item of view.values") < 0)
+            goto done;
         if (p != CLOSED) {
             if (p < 0 || p > 6) {
                 PyErr_SetString(PyExc_ValueError, "view.pips holds a pip outside 0..7");
@@ -171,7 +192,7 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             o[off[ARM_OPEN] + e] = 1.0f;
             if (double_ends >> e & 1)
                 o[off[ARM_DOUBLE] + e] = 1.0f;
-            o[off[ARM_VALUE] + e] = (float)(v / 12.0);
+            o[off[ARM_VALUE] + e] = (float)(value / 12.0);
         }
     }
     if (spinner >= 0 && spinner < 7) {
@@ -188,10 +209,11 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (forced >= 0)
         o[off[FORCED]] = 1.0f;
     for (Py_ssize_t i = 0; i < n_legal; i++) {
-        long action = PyLong_AsLong(legal[i]), p = PyLong_AsLong(pts[i]);
+        long action, p;
+        if (int_of(legal[i], &action, "an item of view.legal_actions") < 0 || int_of(pts[i], &p, "an item of move_points") < 0)
+            goto done;
         if (action < 0 || action >= NUM_ACTIONS) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "view.legal_actions holds an id outside 0..111");
+            PyErr_SetString(PyExc_ValueError, "view.legal_actions holds an id outside 0..111");
             goto done;
         }
         if (p)
@@ -199,14 +221,16 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     }
     for (Py_ssize_t r = 0; r < n; r++) {
         Py_ssize_t s = (seat + r) % n;
-        long c = PyLong_AsLong(counts[s]), m = PyLong_AsLong(missing[s]);
-        Py_ssize_t side = PyLong_AsSsize_t(sides[r]);
+        long c, m, side, x;
+        if (int_of(counts[s], &c, "an item of view.tile_counts") < 0 ||
+            int_of(missing[s], &m, "an item of view.missing_pips") < 0 || int_of(sides[r], &side, "an item of rel_sides") < 0)
+            goto done;
         if (side < 0 || side >= n_scores) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "rel_sides names a side outside the scores");
+            PyErr_SetString(PyExc_ValueError, "rel_sides names a side outside the scores");
             goto done;
         }
-        long x = PyLong_AsLong(scores[side]);
+        if (int_of(scores[side], &x, "an item of view.scores") < 0)
+            goto done;
         o[off[COUNTS] + r] = c < 14 ? (float)(c / 14.0) : 1.0f;
         for (int p = 0; p < 7; p++)
             if (m >> p & 1)
@@ -214,8 +238,6 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         if (x)
             o[off[SCORES] + r] = clip1((double)x / (double)target);
     }
-    if (PyErr_Occurred())
-        goto done;
     o[off[BONEYARD]] = (float)(boneyard / 28.0);
     o[off[BONEYARD] + 1] = (float)(drawable / 28.0);
     long hp = 0;

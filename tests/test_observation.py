@@ -1,6 +1,7 @@
 """The observation spec: every named piece checked against a hand-built position, for both the
 Python encoder and its C accelerator, which must agree value for value; the doc in sync."""
 
+import copy
 import os
 import random
 from array import array
@@ -185,3 +186,13 @@ def test_the_accelerator_names_bad_input(game):
         _fastobs.fill(template[:], view, rel_sides[0], view.rules.target_score, [])
     with pytest.raises(TypeError, match="takes 5 arguments"):
         _fastobs.fill(template[:], view)
+    for attr, bad, message in [
+        ("hand", 1.5, "view.hand must be an int, not float"),
+        ("legal_actions", [A("0-4", "west"), "x", 0], "an item of view.legal_actions must be an int, not str"),
+        ("pips", (1, 2, 3), "shape of an All Fives view"),
+        ("tile_counts", "abc", "view.tile_counts must be a tuple or list"),
+    ]:
+        broken = copy.copy(view)
+        setattr(broken, attr, bad)
+        with pytest.raises((TypeError, ValueError), match=message):
+            _fastobs.fill(template[:], broken, *args)
