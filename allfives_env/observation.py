@@ -19,7 +19,7 @@ from array import array
 
 import numpy as np
 
-from allfives_env.engine.tiles import CLOSED, NUM_ACTIONS, NUM_TILES, TILES, mask_pips
+from allfives_env.engine.tiles import CLOSED, NUM_ACTIONS, PIP_TILES, TILES, mask_pips
 
 OBS_VERSION = 1
 
@@ -81,35 +81,11 @@ _NUM_PLAYERS = OFFSETS["num_players"]
 _RULES = OFFSETS["rules"]
 _HAND_PIPS = OFFSETS["hand_pips"]
 _UNSEEN = OFFSETS["unseen_pips"]
-# encode fills arm_open + arm_double, and spinner_pip + spinner_sides, with one slice each
-assert _ARM_DOUBLE == _ARM_OPEN + 4 and _SPIN_SIDES == _SPIN_PIP + 7
 
 _ZEROS = array("f", bytes(4 * OBS_SIZE))
-# Lookup tables that turn bit masks into runs of floats, so that most pieces are slice copies into
-# an ``array("f")`` (item writes there are much cheaper than on a numpy array). They are kept small
-# (7 bits, 128 rows) on purpose: rows of 2**14-entry tables are cache misses on most reads.
+#: 7 bits of a mask as float32 rows, to expand a 28-bit mask in four slice copies (a 2**14-row table
+#: would take two, but its rows miss the CPU cache on most reads, which is slower)
 _BITS7 = [array("f", [(m >> b) & 1 for b in range(7)]) for m in range(1 << 7)]
-_BITS8 = [array("f", [(m >> b) & 1 for b in range(8)]) for m in range(1 << 8)]
-_BITS9 = [array("f", [(m >> b) & 1 for b in range(9)]) for m in range(1 << 9)]
-#: per arm, per pip shown: its bit in the 4-bit mask of open arms
-_OPEN_BIT = tuple(tuple(0 if p == CLOSED else 1 << e for p in range(CLOSED + 1)) for e in range(4))
-#: ``spinner_sides`` bits (above the 7 of ``spinner_pip``) per number of covered sides
-_COVERED_BITS = (0, 1 << 7, 3 << 7)
-_VALUE12 = tuple(v / 12.0 for v in range(13))
-_COUNT14 = tuple(min(c / 14.0, 1.0) for c in range(NUM_TILES + 1))
-
-
-def _packed_pip_counts(first: int) -> tuple[int, ...]:
-    """Per 7-bit mask of tiles ``first .. first + 6``: the tiles showing each pip, 3 bits per pip."""
-    per_tile = [sum(1 << 3 * p for p in set(TILES[first + i])) for i in range(7)]
-    return tuple(sum(per_tile[i] for i in range(7) if m >> i & 1) for m in range(1 << 7))
-
-
-# a pip shows on 7 tiles, so the four chunks' 3-bit counts add up without carries
-_PIP_COUNTS = tuple(_packed_pip_counts(first) for first in (0, 7, 14, 21))
-#: unseen_pips from the packed counts: pips 0-2, 3-4, 5-6
-_SEVENTHS3 = [array("f", [(m >> 3 * p & 7) / 7.0 for p in range(3)]) for m in range(1 << 9)]
-_SEVENTHS2 = [array("f", [(m >> 3 * p & 7) / 7.0 for p in range(2)]) for m in range(1 << 6)]
 _TEMPLATES: dict[int, tuple] = {}
 _frombuffer = np.frombuffer
 _float32 = np.float32
@@ -149,37 +125,33 @@ def encode_python(view, out: np.ndarray | None = None) -> np.ndarray:
     o = template[:]
     hand = view.hand
     played = view.played
-    o[_HAND : _HAND + 7] = _BITS7[hand & 127]
-    o[_HAND + 7 : _HAND + 14] = _BITS7[hand >> 7 & 127]
-    o[_HAND + 14 : _HAND + 21] = _BITS7[hand >> 14 & 127]
-    o[_HAND + 21 : _HAND + 28] = _BITS7[hand >> 21]
-    o[_PLAYED : _PLAYED + 7] = _BITS7[played & 127]
-    o[_PLAYED + 7 : _PLAYED + 14] = _BITS7[played >> 7 & 127]
-    o[_PLAYED + 14 : _PLAYED + 21] = _BITS7[played >> 14 & 127]
-    o[_PLAYED + 21 : _PLAYED + 28] = _BITS7[played >> 21]
-    p0, p1, p2, p3 = view.pips
-    if p0 != CLOSED:
-        o[_ARM_PIP + p0] = 1.0
-        o[_ARM_PIP + 7 + p1] = 1.0
-        if p2 != CLOSED:
-            o[_ARM_PIP + 14 + p2] = 1.0
-            o[_ARM_PIP + 21 + p3] = 1.0
-        w, e, n, s = _OPEN_BIT
-        opened = w[p0] | e[p1] | n[p2] | s[p3]
-        o[_ARM_OPEN : _ARM_OPEN + 8] = _BITS8[opened | (view.double_ends & opened) << 4]  # arm_open, arm_double
-        v0, v1, v2, v3 = view.values
-        o[_ARM_VALUE] = _VALUE12[v0]
-        o[_ARM_VALUE + 1] = _VALUE12[v1]
-        if v2:
-            o[_ARM_VALUE + 2] = _VALUE12[v2]
-        if v3:
-            o[_ARM_VALUE + 3] = _VALUE12[v3]
-        spinner = view.spinner
-        if spinner >= 0:
-            o[_SPIN_PIP : _SPIN_PIP + 9] = _BITS9[1 << spinner | _COVERED_BITS[view.spinner_covered]]  # and spinner_sides
-        count = view.count
-        o[_TOTAL] = count / 60.0 if count < 60 else 1.0
-    else:
+    for start, mask in ((_HAND, hand), (_PLAYED, played)):
+        o[start : start + 7] = _BITS7[mask & 127]
+        o[start + 7 : start + 14] = _BITS7[mask >> 7 & 127]
+        o[start + 14 : start + 21] = _BITS7[mask >> 14 & 127]
+        o[start + 21 : start + 28] = _BITS7[mask >> 21]
+    pips = view.pips
+    values = view.values
+    doubles = view.double_ends
+    for e in range(4):
+        p = pips[e]
+        if p != CLOSED:
+            o[_ARM_PIP + 7 * e + p] = 1.0
+            o[_ARM_OPEN + e] = 1.0
+            if doubles >> e & 1:
+                o[_ARM_DOUBLE + e] = 1.0
+            o[_ARM_VALUE + e] = values[e] / 12.0
+    spinner = view.spinner
+    if spinner >= 0:
+        o[_SPIN_PIP + spinner] = 1.0
+        covered = view.spinner_covered
+        if covered >= 1:
+            o[_SPIN_SIDES] = 1.0
+            if covered >= 2:
+                o[_SPIN_SIDES + 1] = 1.0
+    count = view.count
+    o[_TOTAL] = count / 60.0 if count < 60 else 1.0
+    if view.lead < 0:
         o[_LEAD] = 1.0
     if view.forced_tile >= 0:
         o[_FORCED] = 1.0
@@ -188,43 +160,27 @@ def encode_python(view, out: np.ndarray | None = None) -> np.ndarray:
         for a, pts in zip(legal, view.move_points()):
             if pts:
                 o[_MOVE_POINTS + a] = pts / 30.0 if pts < 30 else 1.0
+    n = rules.num_players
     v = view.seat
     counts = view.tile_counts
     missing = view.missing_pips
-    if v:  # into relative order
-        counts = counts[v:] + counts[:v]
-        missing = missing[v:] + missing[:v]
-    c = _COUNT14
-    o[_COUNTS] = c[counts[0]]
-    o[_COUNTS + 1] = c[counts[1]]
-    if len(counts) > 2:
-        o[_COUNTS + 2] = c[counts[2]]
-        if len(counts) > 3:
-            o[_COUNTS + 3] = c[counts[3]]
-    if any(missing):
-        i = _MISSING
-        for m in missing:
-            if m:
-                o[i : i + 7] = _BITS7[m]
-            i += 7
     scores = view.scores
-    if any(scores):
-        target = rules.target_score
-        i = _SCORES
-        for side in rel_sides[v]:
-            x = scores[side] / target
-            o[i] = x if -1.0 <= x <= 1.0 else (1.0 if x > 0 else -1.0)
-            i += 1
+    target = rules.target_score
+    for r, side in enumerate(rel_sides[v]):  # relative seats
+        seat = (v + r) % n
+        c = counts[seat]
+        o[_COUNTS + r] = c / 14.0 if c < 14 else 1.0
+        if missing[seat]:
+            o[_MISSING + 7 * r : _MISSING + 7 * r + 7] = _BITS7[missing[seat]]
+        x = scores[side] / target
+        o[_SCORES + r] = x if -1.0 <= x <= 1.0 else (1.0 if x > 0 else -1.0)
     o[_BONEYARD] = view.boneyard_size / 28.0
     o[_BONEYARD + 1] = view.drawable / 28.0
     hp = mask_pips(hand)
     o[_HAND_PIPS] = hp / 100.0 if hp < 100 else 1.0
     unseen = ~(hand | played)
-    c0, c1, c2, c3 = _PIP_COUNTS
-    packed = c0[unseen & 127] + c1[unseen >> 7 & 127] + c2[unseen >> 14 & 127] + c3[unseen >> 21 & 127]
-    o[_UNSEEN : _UNSEEN + 3] = _SEVENTHS3[packed & 0x1FF]
-    o[_UNSEEN + 3 : _UNSEEN + 5] = _SEVENTHS2[packed >> 9 & 0x3F]
-    o[_UNSEEN + 5 : _UNSEEN + 7] = _SEVENTHS2[packed >> 15]
+    for p in range(7):
+        o[_UNSEEN + p] = (PIP_TILES[p] & unseen).bit_count() / 7.0
     vec = _frombuffer(o, _float32)
     if out is not None:
         out[...] = vec

@@ -126,3 +126,28 @@ def test_points_preview_equals_points_scored(rules, seed, move_seed):
             copy = game.layout.copy()
             assert copy.place(a >> 2, a & 3) == game.layout.points_if(a >> 2, a & 3) == view.points_of(a)
         game.step(rng.choice(legal))
+
+
+def view_facts(view) -> tuple:
+    """Everything a view shows, as plain values."""
+    names = [name for name in type(view).__slots__ if not name.startswith("_")]
+    return tuple(getattr(view, name) for name in names) + (view.arms, view.history, view.hand_tiles)
+
+
+@given(rules=rules_strategy(), seed=st.integers(0, 2**32), move_seed=st.integers(0, 2**32))
+def test_views_are_snapshots(rules, seed, move_seed):
+    """A view shows the same arms, history and counts however far the game has moved on since."""
+    game = Game(rules, seed, max_hands=2)
+    rng = random.Random(move_seed)
+    taken = []
+    while not game.over:
+        if rng.random() < 0.3:
+            view = game.view(rng.randrange(game.num_players))
+            taken.append((view, view_facts(view)))
+        game.step(rng.choice(game.legal_actions()))
+    for view, facts in taken:
+        assert view_facts(view) == facts
+    # and its arms hold exactly the tiles on the table when it was taken
+    for view, _ in taken:
+        on_table = sorted(t for arm in view.arms for t in arm) + ([view.lead] if view.lead >= 0 else [])
+        assert sorted(on_table) == mask_tiles(view.played)

@@ -50,13 +50,11 @@ def event_to_dict(event: tuple) -> dict:
 
 def public_event(event: tuple, seat: int) -> tuple:
     """The event as ``seat`` sees it: other players' drawn tiles are hidden."""
-    if event[0] == DRAW and event[1] != seat:
-        return (DRAW, event[1], HIDDEN)
-    return event
+    return public_events([event], seat)[0]
 
 
 def public_events(events: list[tuple], seat: int, start: int = 0, stop: int | None = None) -> list[tuple]:
-    """``public_event`` of each of ``events[start:stop]`` (one call, for hot loops)."""
+    """``events[start:stop]`` as ``seat`` sees them: other players' drawn tiles are hidden."""
     new = events[start:stop]  # a new list
     for i, e in enumerate(new):
         if e[0] == DRAW and e[1] != seat:
