@@ -9,7 +9,7 @@ and a frontend can build the same vector from it without this package.
 The encoder needs only numpy and the engine's ``PlayerView``: the environment, the ONNX runtime
 agent and the bot server all call ``encode``. ``encode_python`` is the reference implementation;
 where the optional C accelerator (``allfives_env/_fastobs.c``) was built, ``encode`` uses it instead
-and gives the same vectors, about three times faster. Set ``ALLFIVES_PURE_PYTHON=1`` to turn it off.
+and gives the same vectors, about two and a half times faster. Set ``ALLFIVES_PURE_PYTHON=1`` to turn it off.
 """
 
 from __future__ import annotations
