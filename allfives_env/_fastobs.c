@@ -38,11 +38,6 @@ static const char *ATTR_NAMES[NUM_ATTRS] = {
     "hand", "played", "pips", "values", "double_ends", "spinner", "spinner_covered", "count", "lead",
     "forced_tile", "legal_actions", "seat", "tile_counts", "missing_pips", "scores", "boneyard_size", "drawable",
 };
-static const char *ATTR_LABELS[NUM_ATTRS] = {
-    "view.hand", "view.played", "view.pips", "view.values", "view.double_ends", "view.spinner",
-    "view.spinner_covered", "view.count", "view.lead", "view.forced_tile", "view.legal_actions", "view.seat",
-    "view.tile_counts", "view.missing_pips", "view.scores", "view.boneyard_size", "view.drawable",
-};
 static PyObject *attr_names[NUM_ATTRS];
 
 static PyObject *configure(PyObject *self, PyObject *args) {
@@ -84,7 +79,7 @@ static PyObject *configure(PyObject *self, PyObject *args) {
 }
 
 /* the items of a tuple or list attribute, with their count */
-static PyObject **items_of(PyObject *seq, Py_ssize_t *n, const char *what) {
+static PyObject **items_of(PyObject *seq, Py_ssize_t *n, const char *name) {
     static PyObject *none[1];
     if (PyTuple_Check(seq)) {
         *n = PyTuple_GET_SIZE(seq);
@@ -94,15 +89,15 @@ static PyObject **items_of(PyObject *seq, Py_ssize_t *n, const char *what) {
         *n = PyList_GET_SIZE(seq);
         return *n ? &PyList_GET_ITEM(seq, 0) : none;
     }
-    PyErr_Format(PyExc_TypeError, "view.%s must be a tuple or list", what);
+    PyErr_Format(PyExc_TypeError, "%s must be a tuple or list", name);
     return NULL;
 }
 
 /* an int (no __index__ calls: they could run code that changes the sequences being read);
-   ``what`` names it in the error: "view.hand", "an item of view.pips" */
-static int int_of(PyObject *obj, long *out, const char *what) {
+   ``prefix`` and ``name`` say what it is in the error: "view." "hand", "an item of " "view.pips" */
+static int int_of(PyObject *obj, long *out, const char *prefix, const char *name) {
     if (!PyLong_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what, Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s%s must be an int, not %.100s", prefix, name, Py_TYPE(obj)->tp_name);
         return -1;
     }
     *out = PyLong_AsLong(obj);
@@ -143,19 +138,19 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     static const int scalars[] = {A_HAND, A_PLAYED, A_DOUBLE_ENDS, A_SPINNER, A_COVERED, A_COUNT, A_LEAD,
                                   A_FORCED, A_SEAT, A_BONEYARD, A_DRAWABLE};
     for (size_t i = 0; i < sizeof(scalars) / sizeof(scalars[0]); i++)
-        if (int_of(a[scalars[i]], &v[scalars[i]], ATTR_LABELS[scalars[i]]) < 0)
+        if (int_of(a[scalars[i]], &v[scalars[i]], "view.", ATTR_NAMES[scalars[i]]) < 0)
             goto done;
     long hand = v[A_HAND], played = v[A_PLAYED], double_ends = v[A_DOUBLE_ENDS], spinner = v[A_SPINNER];
     long covered = v[A_COVERED], count = v[A_COUNT], lead = v[A_LEAD], forced = v[A_FORCED], seat = v[A_SEAT];
     long boneyard = v[A_BONEYARD], drawable = v[A_DRAWABLE];
     Py_ssize_t n_pips, n_values, n_legal, n_points, n_counts, n_missing, n_scores, n_rel;
-    PyObject **pips = items_of(a[A_PIPS], &n_pips, "pips");
-    PyObject **values = pips ? items_of(a[A_VALUES], &n_values, "values") : NULL;
-    PyObject **legal = values ? items_of(a[A_LEGAL], &n_legal, "legal_actions") : NULL;
+    PyObject **pips = items_of(a[A_PIPS], &n_pips, "view.pips");
+    PyObject **values = pips ? items_of(a[A_VALUES], &n_values, "view.values") : NULL;
+    PyObject **legal = values ? items_of(a[A_LEGAL], &n_legal, "view.legal_actions") : NULL;
     PyObject **pts = legal ? items_of(points, &n_points, "move_points") : NULL;
-    PyObject **counts = pts ? items_of(a[A_COUNTS], &n_counts, "tile_counts") : NULL;
-    PyObject **missing = counts ? items_of(a[A_MISSING], &n_missing, "missing_pips") : NULL;
-    PyObject **scores = missing ? items_of(a[A_SCORES], &n_scores, "scores") : NULL;
+    PyObject **counts = pts ? items_of(a[A_COUNTS], &n_counts, "view.tile_counts") : NULL;
+    PyObject **missing = counts ? items_of(a[A_MISSING], &n_missing, "view.missing_pips") : NULL;
+    PyObject **scores = missing ? items_of(a[A_SCORES], &n_scores, "view.scores") : NULL;
     PyObject **sides = scores ? items_of(rel_sides, &n_rel, "rel_sides") : NULL;
     if (sides == NULL)
         goto done;
@@ -181,7 +176,8 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     }
     for (int e = 0; e < 4; e++) {
         long p, value;
-        if (int_of(pips[e], &p, "an item of view.pips") < 0 || int_of(values[e], &value, "an item of view.values") < 0)
+        if (int_of(pips[e], &p, "an item of ", "view.pips") < 0 ||
+            int_of(values[e], &value, "an item of ", "view.values") < 0)
             goto done;
         if (p != CLOSED) {
             if (p < 0 || p > 6) {
@@ -210,7 +206,8 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         o[off[FORCED]] = 1.0f;
     for (Py_ssize_t i = 0; i < n_legal; i++) {
         long action, p;
-        if (int_of(legal[i], &action, "an item of view.legal_actions") < 0 || int_of(pts[i], &p, "an item of move_points") < 0)
+        if (int_of(legal[i], &action, "an item of ", "view.legal_actions") < 0 ||
+            int_of(pts[i], &p, "an item of ", "move_points") < 0)
             goto done;
         if (action < 0 || action >= NUM_ACTIONS) {
             PyErr_SetString(PyExc_ValueError, "view.legal_actions holds an id outside 0..111");
@@ -222,14 +219,15 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     for (Py_ssize_t r = 0; r < n; r++) {
         Py_ssize_t s = (seat + r) % n;
         long c, m, side, x;
-        if (int_of(counts[s], &c, "an item of view.tile_counts") < 0 ||
-            int_of(missing[s], &m, "an item of view.missing_pips") < 0 || int_of(sides[r], &side, "an item of rel_sides") < 0)
+        if (int_of(counts[s], &c, "an item of ", "view.tile_counts") < 0 ||
+            int_of(missing[s], &m, "an item of ", "view.missing_pips") < 0 ||
+            int_of(sides[r], &side, "an item of ", "rel_sides") < 0)
             goto done;
         if (side < 0 || side >= n_scores) {
             PyErr_SetString(PyExc_ValueError, "rel_sides names a side outside the scores");
             goto done;
         }
-        if (int_of(scores[side], &x, "an item of view.scores") < 0)
+        if (int_of(scores[side], &x, "an item of ", "view.scores") < 0)
             goto done;
         o[off[COUNTS] + r] = c < 14 ? (float)(c / 14.0) : 1.0f;
         for (int p = 0; p < 7; p++)
@@ -265,7 +263,9 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastobs", "C accelerator for the observation encoder", -1, methods};
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_fastobs", "C accelerator for the observation encoder", -1, methods,
+};
 
 PyMODINIT_FUNC PyInit__fastobs(void) {
     for (int i = 0; i < NUM_ATTRS; i++) {
