@@ -175,18 +175,6 @@ def read_zip_metadata(path: str) -> dict:
     return {}
 
 
-def write_zip_metadata(path: str, metadata: dict) -> None:
-    """Add (or replace) ``allfives.json`` in a model zip."""
-    with zipfile.ZipFile(path) as zf:
-        items = [(info, zf.read(info.filename)) for info in zf.infolist() if info.filename != METADATA_NAME]
-    tmp = f"{path}.tmp"
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for info, data in items:
-            zf.writestr(info, data)
-        zf.writestr(METADATA_NAME, json.dumps(metadata, indent=1))
-    os.replace(tmp, path)
-
-
 def check_layout(metadata: dict, obs_size: int, path: str) -> None:
     """Refuse a policy built for another observation layout."""
     version = metadata.get("obs_version", OBS_VERSION)

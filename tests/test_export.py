@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.policy import NumpyPolicy, PolicyFileError, write_zip_metadata
+from agents.policy import NumpyPolicy, PolicyFileError
 from allfives_env.observation import OBS_SIZE, OBS_VERSION
 from train.export import ExportError, export_onnx
 from train.parity import check_parity, sample_observations, torch_logits
@@ -17,12 +17,13 @@ from train.parity import check_parity, sample_observations, torch_logits
 from helpers import run_cli
 
 
-def make_model(kind: str, path: Path) -> Path:
+def make_model(kind: str, path: Path, metadata: dict | None = None) -> Path:
     """An untrained policy with large random weights (so argmax choices are decisive), saved like training does."""
     from sb3_contrib import MaskablePPO
 
     from agents.network import AllFivesPolicy
     from allfives_env.single_agent import SingleAgentEnv
+    from train.callbacks import save_model
 
     policy = AllFivesPolicy if kind == "scorer" else "MlpPolicy"
     model = MaskablePPO(policy, SingleAgentEnv(), policy_kwargs={"net_arch": {"pi": [32, 32], "vf": [16]}}, seed=0, device="cpu")
@@ -30,8 +31,7 @@ def make_model(kind: str, path: Path) -> Path:
     with torch.no_grad():
         for p in model.policy.parameters():
             p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
-    model.save(path)
-    write_zip_metadata(str(path), {"obs_version": OBS_VERSION, "obs_size": OBS_SIZE, "rules": {"num_players": 2}})
+    save_model(model, path, metadata or {"obs_version": OBS_VERSION, "obs_size": OBS_SIZE, "rules": {"num_players": 2}})
     return path
 
 
@@ -91,8 +91,7 @@ def test_export_errors_name_the_problem(tmp_path):
     broken.write_bytes(b"PK\x03\x04 not really a zip")
     with pytest.raises(ExportError, match="not a readable"):
         export_onnx(broken, tmp_path / "x.onnx")
-    old = make_model("mlp", tmp_path / "old.zip")
-    write_zip_metadata(str(old), {"obs_version": OBS_VERSION + 1, "obs_size": OBS_SIZE})
+    old = make_model("mlp", tmp_path / "old.zip", {"obs_version": OBS_VERSION + 1, "obs_size": OBS_SIZE})
     with pytest.raises(ExportError, match=f"OBS_VERSION {OBS_VERSION + 1}"):
         export_onnx(old, tmp_path / "x.onnx")
     with pytest.raises(PolicyFileError, match="OBS_VERSION"):
