@@ -100,7 +100,7 @@ def test_tiny_training_run_resume_and_corrupt_checkpoint(tmp_path):
     assert (models / "tiny.zip").is_file() and (models / "tiny.onnx").is_file()
     assert [r["opponent"] for r in card["evaluation"]["results"]] == ["random", "greedy", "expert"]
     assert len(card["evaluation"]["among_baselines"]) == 3 and card["onnx_parity"]["same_action"] >= 0.99
-    assert "tiny vs greedy" in shipped.stdout
+    assert "tiny vs greedy" in shipped.stdout and "random vs greedy" in shipped.stdout
 
 
 def test_resume_without_checkpoint_is_a_clear_error(tmp_path):

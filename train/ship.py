@@ -85,11 +85,10 @@ def main(argv=None) -> int:
     parser.add_argument("--out-dir", default="models")
     args = parser.parse_args(argv)
     card = ship(args.run_dir, args.name, args.model, args.games, args.workers, out_dir=args.out_dir)
-    for row in card["evaluation"]["results"]:
-        print(f"{card['name']} vs {row['opponent']:<8} {row['a_wins']}/{row['games']} = {row['a_win_rate']:.3f} "
-              f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] score diff {row['mean_score_diff']:.1f}")
-    for row in card["evaluation"]["among_baselines"]:
-        print(f"{row['a']} vs {row['b']:<8} {row['a_wins']}/{row['games']} = {row['a_win_rate']:.3f} "
+    rows = [(card["name"], row["opponent"], row) for row in card["evaluation"]["results"]]
+    rows += [(row["a"], row["b"], row) for row in card["evaluation"]["among_baselines"]]
+    for a, b, row in rows:
+        print(f"{a} vs {b:<8} {row['a_wins']}/{row['games']} = {row['a_win_rate']:.3f} "
               f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] score diff {row['mean_score_diff']:.1f}")
     print(f"onnx parity: {card['onnx_parity']}")
     return 0
