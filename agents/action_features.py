@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from allfives_env.engine.tiles import NUM_ACTIONS, OTHER_HALF, TILE_PIP_MASK, TILE_PIPS, TILES
+from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, NUM_ACTIONS, OTHER_HALF, TILE_PIP_MASK, TILE_PIPS, TILES
 from allfives_env.observation import OFFSETS
 
 N_ACTION_FEATURES = 16
@@ -28,14 +28,14 @@ N_ACTION_FEATURES = 16
 #: (112, 6): tile pips / 12, double, end one-hot
 STATIC = np.zeros((NUM_ACTIONS, 6), np.float32)
 #: (112,): the end of each action
-END_OF_ACTION = np.array([a & 3 for a in range(NUM_ACTIONS)], np.int64)
+END_OF_ACTION = np.array(ACTION_END, np.int64)
 #: (112, 7, 7): ``EXPOSE[a, p, q] = 1`` when the tile of ``a`` placed against pip ``p`` leaves ``q``
 EXPOSE = np.zeros((NUM_ACTIONS, 7, 7), np.float32)
 #: (28, 7): ``PIP_OF_TILE[t, p] = 1`` when tile ``t`` shows pip ``p``
 PIP_OF_TILE = np.array([[TILE_PIP_MASK[t] >> p & 1 for p in range(7)] for t in range(28)], np.float32)
 
 for _a in range(NUM_ACTIONS):
-    _t, _e = _a >> 2, _a & 3
+    _t, _e = ACTION_TILE[_a], ACTION_END[_a]
     _lo, _hi = TILES[_t]
     STATIC[_a, 0] = TILE_PIPS[_t] / 12.0
     STATIC[_a, 1] = 1.0 if _lo == _hi else 0.0

@@ -25,7 +25,7 @@ project's notes).
 from __future__ import annotations
 
 from allfives_env.engine.layout import placements_points
-from allfives_env.engine.tiles import IS_DOUBLE, TILE_PIP_MASK, mask_pips, mask_tiles
+from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, IS_DOUBLE, TILE_PIP_MASK, mask_pips, mask_tiles
 
 from .base import Agent
 from .belief import allowed_mask, unseen_mask
@@ -62,7 +62,7 @@ def best_reply_points(layout, candidates: int) -> list[int]:
     actions = layout.actions_for(candidates)
     best: dict[int, int] = {}
     for a, points in zip(actions, placements_points(layout.pips, layout.values, False, actions)):
-        t = a >> 2
+        t = ACTION_TILE[a]
         if points > best.get(t, -1):
             best[t] = points
     return list(best.values())
@@ -97,7 +97,7 @@ class ExpertAgent(Agent):
         counts = view.tile_counts
         opponents = [s for s in range(n) if side_of[s] != my_side]
         nxt = (seat + 1) % n
-        partner = (seat + 2) % n if rules.partnerships else None
+        partner = rules.partner_of(seat)
         fewest = min(counts[s] for s in opponents)
         heavy = w["heavy"] / (1 + fewest)
         target_left = rules.target_score - view.scores[my_side]
@@ -114,7 +114,7 @@ class ExpertAgent(Agent):
             reply_models.append((allowed, p, weight))
         out = []
         for action, points in zip(view.legal_actions, view.move_points()):
-            t = action >> 2
+            t = ACTION_TILE[action]
             score = w["points"] * points
             if points and points >= target_left:
                 score += 1000.0
@@ -124,7 +124,7 @@ class ExpertAgent(Agent):
                 out.append(score)
                 continue
             layout = view.layout_copy()
-            layout.place(t, action & 3)
+            layout.place(t, ACTION_END[action])
             for allowed, p, weight in reply_models:
                 score += weight * expected_best(best_reply_points(layout, allowed), p)
             score -= heavy * mask_pips(left)

@@ -7,7 +7,7 @@ before south, then the lower tile index). No randomness: greedy is deterministic
 
 from __future__ import annotations
 
-from allfives_env.engine.tiles import IS_DOUBLE, TILE_PIPS
+from allfives_env.engine.tiles import ACTION_TILE, IS_DOUBLE, TILE_PIPS
 
 from .base import Agent
 
@@ -15,9 +15,9 @@ from .base import Agent
 def greedy_action(legal: list[int], points: list[int]) -> int:
     """The greedy choice among ``legal`` actions scoring ``points`` (same order)."""
     best = legal[0]
-    best_key = (points[0], TILE_PIPS[best >> 2], IS_DOUBLE[best >> 2])
+    best_key = (points[0], TILE_PIPS[ACTION_TILE[best]], IS_DOUBLE[ACTION_TILE[best]])
     for a, pts in zip(legal, points):
-        key = (pts, TILE_PIPS[a >> 2], IS_DOUBLE[a >> 2])
+        key = (pts, TILE_PIPS[ACTION_TILE[a]], IS_DOUBLE[ACTION_TILE[a]])
         if key > best_key:
             best, best_key = a, key
     return best

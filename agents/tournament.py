@@ -20,7 +20,10 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from allfives_env.engine import Game, Rules
+from allfives_env.engine.limits import check_max_hands
 from allfives_env.engine.seeding import derive_seed
+from allfives_env.episode import DEFAULT_MAX_HANDS
+from allfives_env.progress import progress as progress_bar
 
 from .base import Agent
 from .registry import AGENTS, make_agent, parse_spec
@@ -28,10 +31,6 @@ from .tournament_stats import GameResult, summarize
 
 RESULT_FORMAT = "allfives-tournament/1"
 
-
-#: a game still undecided after this many hands stops and counts by the scores (poor play, such as
-#: always placing the first legal tile, can keep every side below the target for ever)
-DEFAULT_MAX_HANDS = 500
 
 
 class TournamentError(ValueError):
@@ -360,8 +359,10 @@ def run_tournament(
     agents = [a.strip() if isinstance(a, str) else make_agent(a) for a in agents]
 
     names = agent_labels(agents)
-    if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1):
-        raise TournamentError(f"max_hands must be a positive integer or None, got {max_hands!r}")
+    try:
+        check_max_hands(max_hands)
+    except ValueError as exc:
+        raise TournamentError(str(exc)) from None
     schedule = make_schedule(names, rules, games, seed, duplicate, max_hands)
     tasks = [(p, g) for p in range(len(schedule.lineups)) for g in range(schedule.games_per_pairing)]
     workers = min(workers, len(tasks))
@@ -372,8 +373,6 @@ def run_tournament(
             out = open(records, "w", encoding="utf-8")
         except OSError as exc:
             raise TournamentError(f"cannot write records to {records}: {exc.strerror or exc}") from None
-
-    from allfives_env.cli.common import progress as progress_bar
 
     results: list[GameResult] = []
     bar = progress_bar(len(tasks), "tournament", enabled=progress)

@@ -5,7 +5,10 @@ environment classes (which need numpy, gymnasium and pettingzoo) load on first u
 
     import allfives_env
     env = allfives_env.env(num_players=4)                  # PettingZoo AEC, standard wrappers
-    gym_env = allfives_env.SingleAgentEnv(opponents="greedy")
+    gym_env = allfives_env.SingleAgentEnv()                # the learner against random opponents
+
+This is the bottom layer of the project: it imports nothing from ``agents``, ``train`` or the
+applications (``allfives``), so the environments take their opponents as agent objects.
 
 The environments are registered as ``pettingzoo.make("aec", "allfives/all_fives-v0")`` and
 ``gymnasium.make("AllFives-v0")`` (also ``"allfives/AllFives-v0"``), whichever of the two

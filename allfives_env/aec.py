@@ -9,20 +9,18 @@ Spaces: action ``Discrete(112)`` with the engine's action ids (``4 * tile + end`
 egocentric, documented in ``allfives_env.observation`` and docs/observation.md. The mask is all
 zeros for agents not to move.
 
-Options (besides every rules option of the engine):
+Options: the rules as a ``Rules`` (``rules=``) or as rules options (``num_players=4``, ...), and
+the episode options of ``allfives_env.episode.EpisodeSpec``:
 
 - ``episode="game"`` (default): an episode is a whole game to the target. ``"hand"``: one hand of a
   fresh game; the episode ends when the hand ends (or a side reaches the target in it).
-- ``reward="points"`` (default): after each step, every side's score change ``d`` is zero-summed:
-  side ``i`` gets ``d_i - (sum of the other sides' d) / (sides - 1)``; both partners receive
-  their side's reward. Over an episode of two sides an agent's rewards add up to its side's final
-  score minus the other side's. ``"win"``: 0 until the end, then +1 for the winning side and -1
-  for each losing side with two sides; with three or four sides +1 for the winner and
-  ``-1 / (sides - 1)`` for the others. (In ``"hand"`` episodes the side with the highest score
-  after the hand wins; a tie for highest, or a game stopped by ``max_hands``, gives 0 to all.)
+- ``reward="points"`` (default): after each step, every side's score change is zero-summed; both
+  partners receive their side's reward. Over an episode of two sides an agent's rewards add up to
+  its side's final score minus the other side's. ``"win"``: 0 until the end, then the zero-sum
+  win values (+1 for the winner; a tie for highest after a ``"hand"`` episode, or a game stopped
+  by ``max_hands``, gives 0 to all).
 - ``max_hands`` (default 200, ``None`` for no limit): stop a game after that many hands, a
-  truncation for every agent. The rules never end a game in which no side reaches the target,
-  and poor play (always placing the first legal tile, say) can go on for ever.
+  truncation for every agent.
 
 Illegal actions: ``raw_env`` raises the engine's ``IllegalMoveError`` (the state is unchanged);
 ``env()`` adds PettingZoo's standard wrappers, which end the game for everyone, give the offender
@@ -44,14 +42,12 @@ from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable,
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.errors import GameOverError, IllegalMoveError
 from allfives_env.engine.events import public_events
-from allfives_env.engine.rewards import hand_winner, win_rewards, zero_sum
+from allfives_env.engine.rewards import zero_sum
+from allfives_env.engine.rules import rules_from
 from allfives_env.engine.tiles import NUM_ACTIONS
+from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
 from allfives_env.observation import OBS_SIZE, OBS_VERSION, action_mask, encode
 from allfives_env.render import render_view
-
-EPISODES = ("game", "hand")
-DEFAULT_MAX_HANDS = 200
-REWARDS = ("points", "win")
 
 
 class raw_env(AECEnv):
@@ -71,22 +67,16 @@ class raw_env(AECEnv):
         episode: str = "game",
         reward: str = "points",
         max_hands: int | None = DEFAULT_MAX_HANDS,
+        rules: Rules | None = None,
         **rule_options,
     ) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        if episode not in EPISODES:
-            raise ValueError(f"episode must be one of {', '.join(EPISODES)}, got {episode!r}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
-        if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1):
-            raise ValueError(f"max_hands must be a positive integer or None, got {max_hands!r}")
-        self.rules = Rules.make(**rule_options)
+        self.episode_spec = EpisodeSpec(episode, reward, max_hands)
+        self.rules = rules_from(rules, rule_options)
         self.render_mode = render_mode
-        self.episode = episode
-        self.reward_kind = reward
-        self.max_hands = 1 if episode == "hand" else max_hands
+        self._points = reward == "points"
         n = self.rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
@@ -120,7 +110,7 @@ class raw_env(AECEnv):
             self._seeder = random.Random(seed)
         elif self._seeder is None:
             self._seeder = random.Random(random.SystemRandom().randrange(2**63))
-        self.game = Game(self.rules, self._seeder.getrandbits(63), max_hands=self.max_hands)
+        self.game = Game(self.rules, self._seeder.getrandbits(63), max_hands=self.episode_spec.hands_limit)
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -151,15 +141,15 @@ class raw_env(AECEnv):
         n_events = len(events)
         game.step(action)
         self._cumulative_rewards[agent] = 0.0
-        if scores != before and self.reward_kind == "points":
+        if scores != before and self._points:
             self._give(zero_sum([a - b for a, b in zip(scores, before)]))
         start = n_events if game.events is events else 0
         events = game.events
         if game.over:
-            if self.reward_kind == "win":
-                winner = game.winner if self.episode == "game" else hand_winner(scores)
-                self._give(win_rewards(scores, winner))
-            dead = self.truncations if game.winner is None and self.episode == "game" else self.terminations
+            outcome = self.episode_spec.outcome(game)
+            if not self._points:
+                self._give(outcome.win_rewards)
+            dead = self.truncations if outcome.truncated else self.terminations
             for a in self.agents:
                 dead[a] = True
                 self.infos[a] = {"events": public_events(events, self._seat[a], start)}
@@ -268,7 +258,24 @@ for _name in _HOT:
 # a legal in-range int action) takes a quick path that does exactly what the standard code does in
 # that case, in fewer calls: ``_Bounds`` passes such an action and every ``observe`` through
 # unchanged, so ``_Order`` hands them straight to ``_Illegal``. Anything else takes the standard code
-# (tests/test_aec_env.py compares the two).
+# (tests/test_aec_env.py compares the two). The quick paths read the wrappers' own fields
+# (``_prev_obs``, ``_has_reset``, ``_has_updated``, ``_terminated``), so they are used only with the
+# PettingZoo releases they were checked against (``QUICK_PATHS_CHECKED``, the range pyproject.toml
+# pins); with any other, ``env()`` stacks the plain standard wrappers.
+
+#: PettingZoo releases (``major.minor``) whose wrappers the quick paths were checked against
+QUICK_PATHS_CHECKED = ((1, 27),)
+
+
+def quick_paths_supported(version: str | None = None) -> bool:
+    """Whether the installed (or the given) PettingZoo version is one the quick paths were checked against."""
+    import pettingzoo
+
+    parts = (version or pettingzoo.__version__).split(".")
+    try:
+        return (int(parts[0]), int(parts[1])) in QUICK_PATHS_CHECKED
+    except (IndexError, ValueError):
+        return False
 
 
 class _Illegal(_FastAttributes, IllegalMoveInfo):
@@ -362,6 +369,8 @@ class _OrderIterator(AECOrderEnforcingIterator):
 def env(**kwargs):
     """The environment with PettingZoo's standard wrappers (illegal moves end the game, -1 to the offender)."""
     e = raw_env(**kwargs)
+    if not quick_paths_supported():
+        return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(IllegalMoveInfo(e, illegal_reward=-1)))
     e = _Illegal(e, illegal_reward=-1)
     e = _Bounds(e)
     e = _Order(e)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from allfives_env.engine.events import DRAW, HIDDEN, LEAD, PASS, PLAY
-from allfives_env.engine.tiles import CLOSED, END_NAMES, OTHER_HALF, TILE_NAMES, TILES
+from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, CLOSED, END_NAMES, OTHER_HALF, TILE_NAMES, TILES
 
 
 def _chain(start_pip: int, arm: list[int]) -> list[str]:
@@ -98,7 +98,7 @@ def event_sentence(event: tuple, names) -> str:
 
 def move_text(action: int, points: int, lead: bool = False) -> str:
     """A legal move in words: ``5-6 on east (+10)``, or ``5-6 lead (+10)`` for the first tile of a hand."""
-    tile, end = action >> 2, action & 3
+    tile, end = ACTION_TILE[action], ACTION_END[action]
     where = "lead" if lead else f"on {END_NAMES[end]}"
     return f"{TILE_NAMES[tile]} {where} (+{points})"
 

@@ -1,17 +1,18 @@
 """Gymnasium single-agent All Fives for Stable-Baselines3: the learner plays one seat (or one side).
 
-Every other seat is played inside the environment by agents (``agents.Agent`` objects, functions
-``f(view) -> action``, or specs such as ``"greedy"``). The learner's trajectory holds only its own
-observations and rewards: the observation is always the learner's (or, with
-``control_partner=True``, the acting seat of the learner's side), and each reward is the
-zero-summed change of the learner's side's score since its previous decision (for the first
-decision: since the deal), so points scored by anyone while the others play are all delivered,
-including on the final step. Over a two-sided episode the rewards add up to the learner side's
-final score minus the other side's (times ``reward_scale``).
+Every other seat is played inside the environment by opponents the caller hands in: agent objects
+(``agents.make_agent("greedy")``, any object with ``act(view)`` and ``reset(seed)``) or functions
+``f(view) -> action``; by default a uniformly random one (``allfives_env.opponents``). The
+learner's trajectory holds only its own observations and rewards: the observation is always the
+learner's (or, with ``control_partner=True``, the acting seat of the learner's side), and each
+reward is the zero-summed change of the learner's side's score since its previous decision (for
+the first decision: since the deal), so points scored by anyone while the others play are all
+delivered, including on the final step. Over a two-sided episode the rewards add up to the
+learner side's final score minus the other side's (times ``reward_scale``).
 
 ``action_masks()`` gives the legal actions, so MaskablePPO works under ``SubprocVecEnv`` without
-``ActionMasker``. Options are those of ``allfives_env.aec.raw_env`` (``episode``, ``reward``,
-``max_hands``, every rules option) plus the ones documented on ``SingleAgentEnv``.
+``ActionMasker``. The episode options (``episode``, ``reward``, ``max_hands``) are those of
+``allfives_env.episode.EpisodeSpec``; the rules come as a ``Rules`` (``rules=``) or as rules options.
 """
 
 from __future__ import annotations
@@ -22,29 +23,23 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from allfives_env.aec import DEFAULT_MAX_HANDS, EPISODES, REWARDS
 from allfives_env.engine import Game, IllegalMoveError, Rules
-from allfives_env.engine.rewards import hand_winner, win_rewards, zero_sum
+from allfives_env.engine.rules import rules_from
+from allfives_env.engine.rewards import zero_sum
 from allfives_env.engine.tiles import NUM_ACTIONS
+from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
 from allfives_env.observation import OBS_SIZE, OBS_VERSION, encode
+from allfives_env.opponents import RandomOpponent, as_opponents
 from allfives_env.render import render_view
-
-
-def _as_agents(value, what: str) -> list:
-    from agents import make_agent
-
-    items = list(value) if isinstance(value, (list, tuple)) else [value]
-    if not items:
-        raise ValueError(f"{what} must name at least one agent")
-    return [make_agent(item) for item in items]
 
 
 class SingleAgentEnv(gym.Env):
     """The learner against agents played inside the environment.
 
     Args:
-        opponents: an agent, a spec string, a function, or a list of them; for each episode every
-            opponent seat gets one drawn from the list (``opponent_weights`` sets the odds).
+        opponents: an agent, a function, or a list of them (default: one ``RandomOpponent``);
+            for each episode every opponent seat gets one drawn from the list
+            (``opponent_weights`` sets the odds).
         partner: who plays the learner's partner in a partnership game (default: drawn like the
             opponents). Ignored when ``control_partner`` is true.
         seat: the learner's seat, or ``None`` for a random seat each episode.
@@ -54,14 +49,16 @@ class SingleAgentEnv(gym.Env):
             ``IllegalMoveError`` and changes nothing; ``"lose"``: it ends the episode
             (terminated) with reward ``illegal_reward`` and the engine's message in
             ``info["illegal_move"]`` (for algorithms without action masking).
-        episode, reward, max_hands, render_mode, and rules options: as in ``raw_env``.
+        episode, reward, max_hands: the episode options (``allfives_env.episode.EpisodeSpec``).
+        rules: a ``Rules``; or give the rules options themselves (``num_players=4``, ...).
+        render_mode: as in ``raw_env``.
     """
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1, "obs_version": OBS_VERSION}
 
     def __init__(
         self,
-        opponents: Any = "random",
+        opponents: Any = None,
         partner: Any = None,
         seat: int | None = None,
         control_partner: bool = False,
@@ -73,36 +70,29 @@ class SingleAgentEnv(gym.Env):
         illegal_reward: float = -1.0,
         max_hands: int | None = DEFAULT_MAX_HANDS,
         render_mode: str | None = None,
+        rules: Rules | None = None,
         **rule_options,
     ) -> None:
         super().__init__()
-        self.rules = Rules.make(**rule_options)
+        self.rules = rules_from(rules, rule_options)
+        self.episode_spec = EpisodeSpec(episode, reward, max_hands)
         n = self.rules.num_players
-        if episode not in EPISODES:
-            raise ValueError(f"episode must be one of {', '.join(EPISODES)}, got {episode!r}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n):
             raise ValueError(f"seat must be None or a seat 0..{n - 1}, got {seat!r}")
         if control_partner and not self.rules.partnerships:
             raise ValueError("control_partner needs a partnership game (num_players=4, partnerships=True)")
-        if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1):
-            raise ValueError(f"max_hands must be a positive integer or None, got {max_hands!r}")
         if illegal_action not in ("raise", "lose"):
             raise ValueError(f"illegal_action must be 'raise' or 'lose', got {illegal_action!r}")
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
-        self.episode = episode
-        self.reward_kind = reward
         self.reward_scale = float(reward_scale)
-        self.max_hands = 1 if episode == "hand" else max_hands
         self.fixed_seat = seat
         self.control_partner = control_partner
         self.render_mode = render_mode
         self.set_opponents(opponents, opponent_weights)
-        self.partner_agents = None if partner is None else _as_agents(partner, "partner")
+        self.partner_agents = None if partner is None else as_opponents(partner, "partner")
         self.observation_space = spaces.Box(-1.0, 1.0, (OBS_SIZE,), np.float32)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.game: Game | None = None
@@ -114,7 +104,7 @@ class SingleAgentEnv(gym.Env):
 
     def set_opponents(self, opponents, weights: Sequence[float] | None = None) -> None:
         """Replace the opponent list (takes effect at the next reset); usable through ``env_method``."""
-        self.opponent_agents = _as_agents(opponents, "opponents")
+        self.opponent_agents = as_opponents(RandomOpponent() if opponents is None else opponents, "opponents")
         if weights is not None:
             weights = [float(w) for w in weights]
             if len(weights) != len(self.opponent_agents) or any(w < 0 for w in weights) or not sum(weights) > 0:
@@ -131,7 +121,7 @@ class SingleAgentEnv(gym.Env):
         for _ in range(1000):
             self.seat = int(rng.integers(n)) if self.fixed_seat is None else self.fixed_seat
             if self.control_partner:
-                self._mine = (self.seat, (self.seat + 2) % 4)
+                self._mine = (self.seat, self.rules.partner_of(self.seat))
             else:
                 self._mine = (self.seat,)
             self._seat_agents = [None] * n
@@ -140,12 +130,12 @@ class SingleAgentEnv(gym.Env):
                     continue
                 pool = self.opponent_agents
                 weights = self.opponent_weights
-                if self.partner_agents is not None and self.rules.partnerships and s == (self.seat + 2) % 4:
+                if self.partner_agents is not None and s == self.rules.partner_of(self.seat):
                     pool, weights = self.partner_agents, None
                 agent = pool[int(rng.choice(len(pool), p=weights))]
                 agent.reset(int(rng.integers(2**63 - 1)))
                 self._seat_agents[s] = agent
-            self.game = Game(self.rules, int(rng.integers(2**63 - 1)), max_hands=self.max_hands)
+            self.game = Game(self.rules, int(rng.integers(2**63 - 1)), max_hands=self.episode_spec.hands_limit)
             self._last_zs = 0.0
             self._lost_by_illegal = False
             self._play_others()
@@ -171,12 +161,13 @@ class SingleAgentEnv(gym.Env):
         self.game.step(int(action))
         self._play_others()
         game = self.game
-        terminated = game.over and (game.winner is not None or self.episode == "hand")
-        truncated = game.over and not terminated
+        terminated = truncated = False
         reward = self._reward_since_last()
-        if game.over and self.reward_kind == "win":
-            winner = game.winner if self.episode == "game" else hand_winner(game.scores)
-            reward = win_rewards(game.scores, winner)[self.rules.side_of[self.seat]] * self.reward_scale
+        if game.over:
+            outcome = self.episode_spec.outcome(game)
+            terminated, truncated = outcome.terminated, outcome.truncated
+            if self.episode_spec.reward == "win":
+                reward = outcome.win_rewards[self.rules.side_of[self.seat]] * self.reward_scale
         if self.render_mode == "human":
             self.render()
         return self._obs(), float(reward), terminated, truncated, self._info()
@@ -211,7 +202,7 @@ class SingleAgentEnv(gym.Env):
             game.step(agents[seat].act(game.view(seat)))
 
     def _reward_since_last(self) -> float:
-        if self.reward_kind != "points":
+        if self.episode_spec.reward != "points":
             return 0.0
         zs = zero_sum(self.game.scores)[self.rules.side_of[self.seat]]
         reward = zs - self._last_zs

@@ -11,7 +11,7 @@ from allfives_env.engine import Deal, Game, Rules, encode_action, tile_index
 def run_cli(*args, stdin: str | None = None, cwd=None, env=None, timeout: float = 600) -> subprocess.CompletedProcess:
     """``allfives ARGS`` in a fresh interpreter, as a user runs it (text output captured)."""
     return subprocess.run(
-        [sys.executable, "-m", "allfives_env.cli.main", *map(str, args)],
+        [sys.executable, "-m", "allfives.cli.main", *map(str, args)],
         input=stdin, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
     )
 

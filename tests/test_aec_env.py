@@ -271,7 +271,9 @@ def test_registered_with_pettingzoo_and_gymnasium():
     e = pettingzoo.make("aec", "allfives/all_fives-v0", num_players=3)
     e.reset(seed=0)
     assert e.metadata["name"] == "all_fives_v0" and len(e.possible_agents) == 3
-    g = gymnasium.make("AllFives-v0", opponents="random")
+    from agents import make_agent
+
+    g = gymnasium.make("AllFives-v0", opponents=make_agent("greedy"))
     obs, info = g.reset(seed=0)
     assert obs.shape == g.observation_space.shape
     assert gymnasium.make("allfives/AllFives-v0").spec.id == "allfives/AllFives-v0"
@@ -284,3 +286,43 @@ def test_bad_options_are_named():
         raw_env(reward="money")
     with pytest.raises(ValueError, match="num_players must be 2, 3 or 4"):
         raw_env(num_players=6)
+
+
+def test_quick_paths_only_with_the_pettingzoo_release_they_were_checked_against():
+    import tomllib
+    from pathlib import Path
+
+    import pettingzoo
+    from packaging.requirements import Requirement
+
+    from allfives_env.aec import QUICK_PATHS_CHECKED, _Order, quick_paths_supported
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+    pin = Requirement(next(d for d in pyproject["project"]["dependencies"] if d.startswith("pettingzoo"))).specifier
+    releases = {(1, minor) for minor in range(20, 40) if pin.contains(f"1.{minor}.0")}
+    assert releases == set(QUICK_PATHS_CHECKED), "pyproject's pin and the releases the quick paths were checked against agree"
+    assert pin.contains(pettingzoo.__version__)
+    assert quick_paths_supported() and isinstance(env(), _Order)
+    assert not quick_paths_supported("1.28.0") and not quick_paths_supported("2.0") and not quick_paths_supported("dev")
+
+
+def test_other_pettingzoo_releases_get_the_plain_wrappers_and_the_same_game(monkeypatch):
+    from pettingzoo.utils import wrappers
+
+    import allfives_env.aec as aec
+
+    quick = aec.env(num_players=3)
+    monkeypatch.setattr(aec, "quick_paths_supported", lambda version=None: False)
+    plain = aec.env(num_players=3)
+    assert type(plain) is wrappers.OrderEnforcingWrapper and type(quick) is not wrappers.OrderEnforcingWrapper
+    for e in (quick, plain):
+        e.reset(seed=4)
+    for agent in quick.agent_iter():
+        a, b = quick.last(), plain.last()
+        assert agent == plain.agent_selection
+        np.testing.assert_array_equal(a[0]["observation"], b[0]["observation"])
+        assert a[1:4] == b[1:4]
+        action = None if a[2] or a[3] else int(np.flatnonzero(a[0]["action_mask"])[-1])
+        quick.step(action)
+        plain.step(action)
+    assert not plain.agents

@@ -126,7 +126,7 @@ def test_js_encoder_matches_python_on_positions_from_random_games():
 
 
 def test_js_client_asks_the_bot_server(tmp_path):
-    from allfives_env.server import BotService, make_server
+    from allfives.server import BotService, make_server
 
     server = make_server(BotService("greedy"), "127.0.0.1", 0, quiet=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -173,7 +173,7 @@ def test_the_doc_shows_the_js_file_as_it_is():
 
 
 def test_the_doc_usage_example_runs_and_encodes_its_position():
-    from allfives_env.server import BotService, make_server
+    from allfives.server import BotService, make_server
 
     usage = next(b for b in js_blocks() if 'requestMove("http://127.0.0.1:8000"' in b)
     server = make_server(BotService("greedy"), "127.0.0.1", 0, quiet=True)

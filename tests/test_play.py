@@ -15,7 +15,7 @@ from agents import resolve_spec
 from agents.greedy import GreedyAgent
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.tiles import CLOSED, END_NAMES, TILE_NAMES, TILES
-from allfives_env.play import MoveError, parse_input
+from allfives.play import MoveError, parse_input
 
 ALWAYS_ONE = "1\n" * 600
 
@@ -122,7 +122,7 @@ def test_quit_command_stops_the_game():
 @pytest.mark.skipif(os.name != "posix", reason="SIGINT delivery")
 def test_ctrl_c_at_the_prompt_exits_zero_and_saves(tmp_path):
     save = tmp_path / "interrupted.json"
-    cmd = [sys.executable, "-m", "allfives_env.cli.main", "play", "--no-color", "--seed", "2", "--save", str(save)]
+    cmd = [sys.executable, "-m", "allfives.cli.main", "play", "--no-color", "--seed", "2", "--save", str(save)]
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     seen = b""
     while b"your move (" not in seen:

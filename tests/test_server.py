@@ -29,9 +29,9 @@ from allfives_env.engine import DRAW, Game, Rules
 from allfives_env.engine.events import event_to_dict, public_event
 from allfives_env.engine.tiles import TILES, mask_tiles
 from allfives_env.engine.position import view_from_history
-from allfives_env.server import ApiError, BotService, make_server, resolve_policy_spec
-from allfives_env.server.httpd import MAX_BODY
-from allfives_env.server.schema import openapi, request_schema
+from allfives.server import ApiError, BotService, make_server, resolve_policy_spec
+from allfives.server.httpd import MAX_BODY
+from allfives.server.schema import openapi, request_schema
 from helpers import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ def policy_files(tmp_path_factory):
     from train.export import export_onnx
 
     run_dir = tmp_path_factory.mktemp("policy") / "run"
-    cmd = [sys.executable, "-m", "allfives_env.cli.main", "train", "--config", "configs/tiny_test.yaml",
+    cmd = [sys.executable, "-m", "allfives.cli.main", "train", "--config", "configs/tiny_test.yaml",
            "--run-dir", str(run_dir), "--no-progress"]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -471,7 +471,7 @@ def test_policy_arguments():
 
 def test_cli_prints_the_url_and_stops_cleanly_on_ctrl_c():
     proc = subprocess.Popen(
-        [sys.executable, "-m", "allfives_env.cli.main", "serve", "--policy", "greedy", "--port", "0"],
+        [sys.executable, "-m", "allfives.cli.main", "serve", "--policy", "greedy", "--port", "0"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )

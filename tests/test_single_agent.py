@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from agents import Agent, FunctionAgent
+from agents import Agent, FunctionAgent, make_agent
 from allfives_env.observation import piece
 from allfives_env.single_agent import SingleAgentEnv
 
@@ -38,7 +38,7 @@ def test_gymnasium_check_env(options):
      dict(num_players=4, control_partner=True)],
 )
 def test_rewards_add_up_to_the_final_score_difference(options):
-    env = SingleAgentEnv(opponents="random", target_score=100, **options)
+    env = SingleAgentEnv(opponents=make_agent("random"), target_score=100, **options)
     rng = random.Random(0)
     for seed in range(4):
         total, steps, info = run_episode(env, seed, rng)
@@ -94,7 +94,7 @@ def test_observations_are_the_learners_own(control_partner):
 
 
 def test_seeded_resets_are_reproducible_and_seats_vary():
-    env = SingleAgentEnv(num_players=3, opponents=["random", FunctionAgent(lambda v: v.legal_actions[0], "first")])
+    env = SingleAgentEnv(num_players=3, opponents=[make_agent("random"), FunctionAgent(lambda v: v.legal_actions[0], "first")])
     a = [env.reset(seed=s)[0] for s in range(6)]
     b = [env.reset(seed=s)[0] for s in range(6)]
     for x, y in zip(a, b):
@@ -105,14 +105,18 @@ def test_seeded_resets_are_reproducible_and_seats_vary():
 
 
 def test_bad_arguments_are_named():
-    with pytest.raises(ValueError, match="unknown agent 'grandmaster'"):
-        SingleAgentEnv(opponents="grandmaster")
+    with pytest.raises(TypeError, match=r"'greedy' is a name, not an agent.*agents.make_agent\('greedy'\)"):
+        SingleAgentEnv(opponents="greedy")
+    with pytest.raises(TypeError, match="opponents must be an agent"):
+        SingleAgentEnv(opponents=[make_agent("random"), 3])
+    with pytest.raises(TypeError, match="has act\\(\\) but no reset"):
+        SingleAgentEnv(opponents=type("Half", (), {"act": lambda self, view: 0})())
     with pytest.raises(ValueError, match="control_partner needs a partnership game"):
         SingleAgentEnv(num_players=3, control_partner=True)
     with pytest.raises(ValueError, match="seat must be None or a seat 0..1"):
         SingleAgentEnv(seat=2)
     with pytest.raises(ValueError, match="opponent_weights"):
-        SingleAgentEnv(opponents=["random", "random"], opponent_weights=[1.0])
+        SingleAgentEnv(opponents=[make_agent("random"), make_agent("random")], opponent_weights=[1.0])
     env = SingleAgentEnv()
     env.reset(seed=0)
     illegal = int(np.flatnonzero(~env.action_masks())[0])

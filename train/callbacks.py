@@ -71,7 +71,7 @@ class SelfPlayCallback(_Every):
 
     def push(self) -> None:
         specs, weights = self.pool.entries()
-        self.training_env.env_method("set_opponents", specs, weights)
+        self.training_env.env_method("set_pool", specs, weights)
         self.logger.record("pool/size", len(specs))
         self.logger.record("pool/snapshots", len(self.pool.snapshots))
 

@@ -13,39 +13,46 @@ import inspect
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Optional, Union  # noqa: F401 (Union: annotations built at run time)
 
 import yaml
+
+from allfives_env.engine.rules import OPTION_NAMES, OPTIONS, Rules
+from allfives_env.episode import EpisodeSpec
 
 
 class ConfigError(ValueError):
     """A configuration problem; the message names the key or the file."""
 
 
-@dataclass
-class GameConfig:
-    """The game the learner plays (rules options of docs/rules.md and environment options)."""
-
-    num_players: int = 2
-    partnerships: Optional[bool] = None
-    hand_size: Union[int, str] = "standard"
-    boneyard_reserve: int = 0
-    hand_end: str = "subtract"
-    target_score: Optional[int] = None
-    episode: str = "game"
-    reward: str = "points"
-    reward_scale: float = 0.01
-    max_hands: Optional[int] = 200
-
+class _GameMethods:
     def rules_options(self) -> dict:
-        return {
-            "num_players": self.num_players,
-            "partnerships": self.partnerships,
-            "hand_size": self.hand_size,
-            "boneyard_reserve": self.boneyard_reserve,
-            "hand_end": self.hand_end,
-            "target_score": self.target_score,
-        }
+        """The rules options as ``Rules.make`` takes them."""
+        return {name: getattr(self, name) for name in OPTION_NAMES}
+
+    def rules(self) -> Rules:
+        """The validated ``Rules`` (``ValueError`` naming a bad option)."""
+        return Rules.make(**self.rules_options())
+
+    def episode_spec(self) -> EpisodeSpec:
+        """The validated ``EpisodeSpec`` (``ValueError`` naming a bad option)."""
+        return EpisodeSpec(**{name: getattr(self, name) for name in EpisodeSpec.field_names()})
+
+
+def _game_fields() -> list:
+    """Every rules option (``engine.rules.OPTIONS``), every episode option (``EpisodeSpec``), ``reward_scale``."""
+    out = [(o.name, Optional[o.given] if o.default is None else o.given, field(default=o.default)) for o in OPTIONS]
+    hints = typing.get_type_hints(EpisodeSpec)
+    out += [(f.name, hints[f.name], field(default=f.default)) for f in dataclasses.fields(EpisodeSpec)]
+    out.append(("reward_scale", float, field(default=0.01)))
+    return out
+
+
+#: The game the learner plays: the rules options (docs/rules.md), the episode options
+#: (``allfives_env.episode``) and ``reward_scale``, all under the names those modules give them.
+GameConfig = dataclasses.make_dataclass("GameConfig", _game_fields(), bases=(_GameMethods,))
+GameConfig.__module__ = __name__
+GameConfig.__doc__ = "The game the learner plays: rules options, episode options and reward_scale."
 
 
 @dataclass
@@ -251,11 +258,9 @@ def load_config(path=None, overrides: list[str] | tuple = ()) -> TrainConfig:
 
 def validate(config: TrainConfig) -> None:
     """Checks that need more than types: positive counts, known choices, real MaskablePPO keys."""
-    from allfives_env.aec import EPISODES, REWARDS
-    from allfives_env.engine import Rules
-
     try:
-        rules = Rules.make(**config.game.rules_options())
+        rules = config.game.rules()
+        config.game.episode_spec()
     except ValueError as exc:
         raise ConfigError(f"game: {exc}") from None
     checks = [
@@ -264,8 +269,6 @@ def validate(config: TrainConfig) -> None:
         (config.vec_env in ("subproc", "dummy"), "vec_env must be subproc or dummy"),
         (config.torch_threads >= 1, "torch_threads must be at least 1"),
         (config.checkpoint_every >= 1, "checkpoint_every must be at least 1"),
-        (config.game.episode in EPISODES, f"game.episode must be one of {', '.join(EPISODES)}"),
-        (config.game.reward in REWARDS, f"game.reward must be one of {', '.join(REWARDS)}"),
         (config.game.reward_scale > 0, "game.reward_scale must be positive"),
         (config.pool.self_play >= 0, "pool.self_play must be >= 0"),
         (all(w >= 0 for w in config.pool.heuristics.values()), "pool.heuristics weights must be >= 0"),

@@ -17,38 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from allfives_env.engine import Rules
 from allfives_env.observation import OBS_SIZE, OBS_VERSION
 
 from .checkpoint import CheckpointError, latest_checkpoint, load_model, load_state, save_checkpoint, set_rng_state
 from .config import TrainConfig, to_yaml
+from .envs import make_env_fn
 from .evaluate import evaluate, format_table
 from .pool import OpponentPool
-
-
-def make_env_fn(cfg: TrainConfig, rank: int, opponents: list[str], weights: list[float]):
-    """A picklable constructor of environment ``rank`` (for SubprocVecEnv)."""
-
-    def make():
-        from allfives_env.single_agent import SingleAgentEnv
-
-        game = cfg.game
-        partner = None if cfg.pool.partner in ("pool", "learner") else cfg.pool.partner
-        env = SingleAgentEnv(
-            opponents=opponents,
-            opponent_weights=weights,
-            partner=partner,
-            control_partner=cfg.pool.partner == "learner",
-            episode=game.episode,
-            reward=game.reward,
-            reward_scale=game.reward_scale,
-            max_hands=game.max_hands,
-            **game.rules_options(),
-        )
-        env.reset(seed=cfg.seed * 1000 + rank)
-        return env
-
-    return make
 
 
 def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = True) -> dict:
@@ -67,7 +42,7 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
-    rules = Rules.make(**cfg.game.rules_options())
+    rules = cfg.game.rules()
     metadata = {"obs_version": OBS_VERSION, "obs_size": OBS_SIZE, "rules": rules.to_dict(), "config_name": cfg.name}
 
     # 2. opponent pool and environments ----------------------------------------------------------

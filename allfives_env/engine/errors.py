@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .tiles import END_NAMES, TILE_NAMES, action_name
+from .tiles import ACTION_END, ACTION_TILE, END_NAMES, NUM_ACTIONS, TILE_NAMES, action_name
 
 
 class IllegalMoveError(ValueError):
@@ -18,9 +18,9 @@ class IllegalMoveError(ValueError):
         self.legal = list(legal)
         self.reason = reason
         self.tile = self.end = None
-        if isinstance(action, int) and not isinstance(action, bool) and 0 <= action < 4 * len(TILE_NAMES):
-            self.tile = TILE_NAMES[action >> 2]
-            self.end = END_NAMES[action & 3]
+        if isinstance(action, int) and not isinstance(action, bool) and 0 <= action < NUM_ACTIONS:
+            self.tile = TILE_NAMES[ACTION_TILE[action]]
+            self.end = END_NAMES[ACTION_END[action]]
             what = f"tile {self.tile} on {self.end} (action {action})"
         else:
             what = f"action {action!r}"

@@ -2,17 +2,23 @@
 
 ``Rules.make(**options)`` fills in the defaults that depend on the number of players and raises a
 ``ValueError`` naming the option and the allowed values for anything invalid.
+
+The option fields of ``Rules`` are the one home of the options: each carries an ``Option`` (what a
+user may give, its default, the allowed values, a one-line help) in its field metadata, and
+``OPTIONS`` lists them in record order. The training config's ``game`` section, the command
+line's rules flags and the bot server's JSON schema are all derived from ``OPTIONS``, with the
+same names.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Optional, Union
 
 from .tiles import NUM_TILES
 
 HAND_SIZE_NAMES = ("standard", "five", "seven_five")
 HAND_END_OPTIONS = ("subtract", "winner_takes")
-OPTION_NAMES = ("num_players", "partnerships", "hand_size", "boneyard_reserve", "hand_end", "target_score")
 
 MAX_TARGET = 100_000
 _STANDARD = {2: 9, 3: 7, 4: 5}
@@ -24,6 +30,32 @@ def _is_int(value) -> bool:
 
 
 @dataclass(frozen=True)
+class Option:
+    """How a user gives one rules option (a config key, a flag, a JSON property)."""
+
+    name: str
+    #: the type a user may give: ``int``, ``bool``, ``str`` or ``Union[int, str]``
+    given: object
+    #: the default when the option is left out; ``None``: resolved by ``Rules.make`` from the players
+    default: object
+    help: str
+    #: the allowed names (for strings)
+    choices: tuple = ()
+    #: smallest and largest allowed number (``None``: no fixed bound)
+    minimum: Optional[int] = None
+    maximum: Optional[int] = None
+
+    @property
+    def resolved_later(self) -> bool:
+        """Whether the default depends on other options (then ``None`` stands for it)."""
+        return self.default is None
+
+
+def _option(given, default, help: str, **bounds) -> dict:
+    return {"option": (given, default, help, bounds)}
+
+
+@dataclass(frozen=True)
 class Rules:
     """One variant of All Fives. Build it with :meth:`Rules.make`, which validates everything.
 
@@ -31,12 +63,25 @@ class Rules:
     number); ``tiles_per_hand`` is the resolved count.
     """
 
-    num_players: int = 2
-    partnerships: bool = False
-    hand_size: int | str = "standard"
-    boneyard_reserve: int = 0
-    hand_end: str = "subtract"
-    target_score: int = 250
+    num_players: int = field(default=2, metadata=_option(int, 2, "number of players, 2-4", minimum=2, maximum=4))
+    partnerships: bool = field(
+        default=False, metadata=_option(bool, None, "4-player partnership game (default: on with 4 players)")
+    )
+    hand_size: int | str = field(
+        default="standard",
+        metadata=_option(Union[int, str], "standard", "tiles dealt to each player: standard, five, seven_five or a number",
+                         choices=HAND_SIZE_NAMES, minimum=1),
+    )
+    boneyard_reserve: int = field(
+        default=0, metadata=_option(int, 0, "boneyard tiles that can never be drawn", minimum=0)
+    )
+    hand_end: str = field(
+        default="subtract", metadata=_option(str, "subtract", "end-of-hand scoring", choices=HAND_END_OPTIONS)
+    )
+    target_score: int = field(
+        default=250,
+        metadata=_option(int, None, "score that wins (default 250 with 2 players, 200 with 3-4)", minimum=1, maximum=MAX_TARGET),
+    )
     tiles_per_hand: int = field(default=9, compare=False)
     num_sides: int = field(default=2, compare=False)
     side_of: tuple[int, ...] = field(default=(0, 1), compare=False)
@@ -107,7 +152,7 @@ class Rules:
         """Rules from a mapping of option names (as in records and configs); unknown names are an error."""
         if not isinstance(options, dict):
             raise ValueError(f"rules must be a mapping of option names, got {type(options).__name__}")
-        unknown = sorted(set(options) - set(OPTION_NAMES))
+        unknown = sorted(set(options) - set(OPTION_NAMES), key=str)
         if unknown:
             raise ValueError(f"unknown rules option(s) {', '.join(map(repr, unknown))}; known: {', '.join(OPTION_NAMES)}")
         return cls.make(**options)
@@ -128,3 +173,21 @@ class Rules:
     def partner_of(self, seat: int) -> int | None:
         """The partner's seat in a partnership game, else ``None``."""
         return (seat + 2) % 4 if self.partnerships else None
+
+
+#: the rules options, in record order (the option fields of ``Rules``)
+OPTIONS: tuple[Option, ...] = tuple(
+    Option(f.name, *f.metadata["option"][:3], **f.metadata["option"][3]) for f in fields(Rules) if "option" in f.metadata
+)
+OPTION_NAMES: tuple[str, ...] = tuple(o.name for o in OPTIONS)
+
+
+def rules_from(rules: Rules | None, options: dict) -> Rules:
+    """The ``Rules`` a game or environment plays: ``rules`` as given, or made from ``options`` (not both)."""
+    if rules is None:
+        return Rules.make(**options)
+    if not isinstance(rules, Rules):
+        raise TypeError(f"rules must be a Rules (or pass the rules options instead), got {type(rules).__name__}")
+    if options:
+        raise TypeError(f"pass either a Rules or rules options, not both (got {', '.join(sorted(options))})")
+    return rules

@@ -3,7 +3,9 @@
 Tiles of the double-six set are indexed 0..27 in the order 0-0, 0-1, ..., 0-6, 1-1, ..., 6-6.
 Ends are ``west`` = 0, ``east`` = 1, ``north`` = 2, ``south`` = 3. An action id is
 ``4 * tile_index + end`` (112 ids); the lead of a hand uses ``west``. The acting player is never
-part of an action id.
+part of an action id. The formula has one home: ``action_id`` and ``ACTION_TILE``/``ACTION_END``
+(and the checked ``encode_action``/``decode_action``); only the engine's measured hot loop in
+``layout`` and ``game`` spells it out as shifts.
 
 Hands and tile sets are 28-bit integer masks (bit ``i`` = tile ``i``), which makes copies free
 and set operations single instructions.
@@ -86,6 +88,16 @@ def parse_end(name) -> int:
     raise ValueError(f"end must be lead, west, east, north or south, got {name!r}")
 
 
+def action_id(tile: int, end: int) -> int:
+    """The action id of tile index ``tile`` on end ``end`` (unchecked; see ``encode_action``)."""
+    return tile * NUM_ENDS + end
+
+
+#: ``ACTION_TILE[a]``, ``ACTION_END[a]``: the tile index and the end of action id ``a``
+ACTION_TILE: tuple[int, ...] = tuple(a // NUM_ENDS for a in range(NUM_ACTIONS))
+ACTION_END: tuple[int, ...] = tuple(a % NUM_ENDS for a in range(NUM_ACTIONS))
+
+
 def encode_action(tile, end) -> int:
     """Action id for placing ``tile`` (any form :func:`tile_index` takes) on ``end`` (name or id)."""
     if isinstance(end, str):
@@ -94,14 +106,14 @@ def encode_action(tile, end) -> int:
             end = WEST
     if isinstance(end, bool) or not isinstance(end, int) or not 0 <= end < NUM_ENDS:
         raise ValueError(f"end must be 0..3 or a name, got {end!r}")
-    return 4 * tile_index(tile) + end
+    return action_id(tile_index(tile), end)
 
 
 def decode_action(action: int) -> tuple[int, int]:
     """``(tile_index, end)`` of an action id; ``ValueError`` if it is not in 0..111."""
     if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
         raise ValueError(f"action {action!r} is not an action id in 0..{NUM_ACTIONS - 1}")
-    return action >> 2, action & 3
+    return ACTION_TILE[action], ACTION_END[action]
 
 
 def action_name(action: int) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from .events import LEAD, PLAY, event_to_dict, public_events
 from .layout import Layout, placement_points, placements_points
 from .rules import Rules
-from .tiles import WEST, mask_tiles
+from .tiles import ACTION_END, ACTION_TILE, WEST, mask_tiles
 
 
 class PlayerView:
@@ -173,7 +173,7 @@ class PlayerView:
 
     def points_of(self, action: int) -> int:
         """Points a legal action of this seat would score now."""
-        return placement_points(self.pips, self.values, self.lead < 0, action >> 2, action & 3)
+        return placement_points(self.pips, self.values, self.lead < 0, ACTION_TILE[action], ACTION_END[action])
 
     def move_points(self) -> list[int]:
         """Points each of ``legal_actions`` would score now, in the same order."""

@@ -37,8 +37,8 @@ def add_parser(sub, name: str) -> None:
 
 
 def run(args) -> int:
-    from allfives_env.server import BotService, make_server
-    from allfives_env.server.httpd import MAX_BODY
+    from allfives.server import BotService, make_server
+    from allfives.server.httpd import MAX_BODY
 
     if not 0 <= args.port <= 65535:
         raise CLIError(f"--port must be 0..65535, got {args.port}")

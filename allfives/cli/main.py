@@ -10,13 +10,13 @@ from .common import CLIError
 
 #: subcommand name -> module in this package that defines ``add_parser`` and ``run``
 COMMANDS = {
-    "simulate": "allfives_env.cli.simulate",
-    "replay": "allfives_env.cli.replay",
-    "play": "allfives_env.cli.play",
-    "tournament": "allfives_env.cli.tournament",
-    "train": "allfives_env.cli.train",
-    "export": "allfives_env.cli.export",
-    "serve": "allfives_env.cli.serve",
+    "simulate": "allfives.cli.simulate",
+    "replay": "allfives.cli.replay",
+    "play": "allfives.cli.play",
+    "tournament": "allfives.cli.tournament",
+    "train": "allfives.cli.train",
+    "export": "allfives.cli.export",
+    "serve": "allfives.cli.serve",
 }
 
 

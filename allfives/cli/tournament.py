@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from allfives_env.episode import DEFAULT_MAX_HANDS
+
 from .common import CLIError, add_rules_args, print_json_line, rules_from_args
 
 
@@ -35,7 +37,7 @@ def add_parser(sub, name: str) -> None:
     )
     p.add_argument("--workers", type=int, default=1, help="processes that play games (default 1)")
     p.add_argument(
-        "--max-hands", type=int, default=500,
+        "--max-hands", type=int, default=DEFAULT_MAX_HANDS,
         help="stop a game still undecided after this many hands and rank it by the scores (default %(default)s)",
     )
     p.add_argument(

@@ -7,11 +7,30 @@ engine and refused with a 422.
 
 from __future__ import annotations
 
-from allfives_env.engine.rules import HAND_END_OPTIONS, HAND_SIZE_NAMES
+from allfives_env.engine.rules import OPTIONS, Option
 from allfives_env.engine.tiles import END_NAMES
 from allfives_env.observation import OBS_VERSION
 
 ENDS = ["lead", *END_NAMES]
+
+
+_JSON_TYPES = {int: "integer", bool: "boolean", str: "string"}
+
+
+def _option_schema(option: Option) -> dict:
+    """The JSON Schema of one rules option, from ``engine.rules.OPTIONS``."""
+    parts = []
+    for given in getattr(option.given, "__args__", (option.given,)):
+        part = {"type": _JSON_TYPES[given]}
+        if given is str and option.choices:
+            part["enum"] = list(option.choices)
+        if given is int and option.minimum is not None:
+            part["minimum"] = option.minimum
+        if given is int and option.maximum is not None:
+            part["maximum"] = option.maximum
+        parts.append(part)
+    schema = parts[0] if len(parts) == 1 else {"anyOf": sorted(parts, key=lambda p: p["type"] != "string")}
+    return {**schema, "description": option.help}
 
 
 def _defs() -> dict:
@@ -29,16 +48,7 @@ def _defs() -> dict:
             "description": "rules options (docs/rules.md); omitted options take their defaults",
             "type": "object",
             "additionalProperties": False,
-            "properties": {
-                "num_players": {"type": "integer", "enum": [2, 3, 4]},
-                "partnerships": {"type": "boolean", "description": "default: true with 4 players"},
-                "hand_size": {
-                    "anyOf": [{"type": "string", "enum": list(HAND_SIZE_NAMES)}, {"type": "integer", "minimum": 1}]
-                },
-                "boneyard_reserve": {"type": "integer", "minimum": 0},
-                "hand_end": {"type": "string", "enum": list(HAND_END_OPTIONS)},
-                "target_score": {"type": "integer", "minimum": 1},
-            },
+            "properties": {option.name: _option_schema(option) for option in OPTIONS},
         },
         "Event": {
             "description": "an event of the current hand in record form (docs/records.md); "

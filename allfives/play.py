@@ -17,7 +17,7 @@ import sys
 from typing import Callable
 
 from allfives_env.engine.events import public_event
-from allfives_env.engine.tiles import CLOSED, END_INDEX, END_NAMES, TILE_INDEX, TILE_NAMES
+from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, CLOSED, END_INDEX, END_NAMES, TILE_INDEX, TILE_NAMES
 
 COMMANDS = ("hint", "help", "quit")
 _ALIASES = {"h": "hint", "?": "help", "q": "quit", "exit": "quit"}
@@ -94,15 +94,15 @@ def _tile_move(tile: int, end_word: str | None, view) -> int:
         raise MoveError(f"you do not hold {name}")
     if view.forced_tile >= 0 and tile != view.forced_tile:
         raise MoveError(f"you drew {TILE_NAMES[view.forced_tile]} and must place it now")
-    fits = [a for a in legal if a >> 2 == tile]
+    fits = [a for a in legal if ACTION_TILE[a] == tile]
     if not fits:
         raise MoveError(f"{name} does not fit any open end ({_open_ends(view)})")
     leading = view.lead < 0
     if end_word is None:
         if len(fits) == 1:
             return fits[0]
-        options = " or ".join(END_NAMES[a & 3] for a in fits)
-        raise MoveError(f"{name} fits on {options}: say which end, e.g. '{name} {END_NAMES[fits[-1] & 3]}'")
+        options = " or ".join(END_NAMES[ACTION_END[a]] for a in fits)
+        raise MoveError(f"{name} fits on {options}: say which end, e.g. '{name} {END_NAMES[ACTION_END[fits[-1]]]}'")
     end_word = _END_ALIASES.get(end_word, end_word)
     if leading:
         if end_word in ("lead", "west"):
@@ -114,9 +114,9 @@ def _tile_move(tile: int, end_word: str | None, view) -> int:
         raise MoveError(f"unknown end {end_word!r}: the ends are west, east, north and south")
     end = END_INDEX[end_word]
     for a in fits:
-        if a & 3 == end:
+        if ACTION_END[a] == end:
             return a
-    where = " or ".join(END_NAMES[a & 3] for a in fits)
+    where = " or ".join(END_NAMES[ACTION_END[a]] for a in fits)
     if view.pips[end] == CLOSED:
         raise MoveError(f"there is no open {end_word} end yet ({_open_ends(view)}); {name} fits on {where}")
     raise MoveError(f"{name} does not fit on {end_word} (it shows {view.pips[end]}); {name} fits on {where}")

@@ -1,6 +1,6 @@
 """``allfives play``: a person plays All Fives against the bots in the terminal.
 
-The game loop and input parsing are in ``allfives_env.play``, the drawing in ``allfives_env.tui``.
+The game loop and input parsing are in ``allfives.play``, the drawing in ``allfives.tui``.
 """
 
 from __future__ import annotations
@@ -40,13 +40,13 @@ def _agent(spec: str, seed: int, flag: str):
 
 def run(args) -> int:
     try:
-        from allfives_env import tui
+        from allfives import tui
     except ImportError as exc:
         raise CLIError(f"allfives play needs rich (pip install 'allfives[play]'): {exc}") from None
     from allfives_env.engine import Game
     from allfives_env.engine.seeding import derive_seed
     from agents import resolve_spec
-    from allfives_env.play import PlaySession, hint_agent, line_reader
+    from allfives.play import PlaySession, hint_agent, line_reader
 
     rules = rules_from_args(args)
     n = rules.num_players

@@ -5,7 +5,9 @@ from __future__ import annotations
 import random
 import time
 
-from .common import CLIError, add_rules_args, print_json_line, progress, rules_from_args
+from allfives_env.progress import progress
+
+from .common import CLIError, add_rules_args, print_json_line, rules_from_args
 
 
 def add_parser(sub, name: str) -> None:

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from allfives_env.engine.events import PLAY
-from allfives_env.engine.tiles import TILE_NAMES
+from allfives_env.engine.tiles import ACTION_TILE, TILE_NAMES
 from allfives_env.render import event_sentence, layout_lines, move_text, result_lines, scores_text
 
 STYLE = {
@@ -126,7 +126,7 @@ class Screen:
             self.line(text, "layout")
         counts = ", ".join(f"{name} {k}" for name, k in zip(self.names, view.tile_counts))
         self.line(f"tiles in hand: {counts}; boneyard {view.boneyard_size} ({view.drawable} can be drawn)")
-        legal_tiles = {a >> 2 for a in view.legal_actions}
+        legal_tiles = {ACTION_TILE[a] for a in view.legal_actions}
         hand = Text("your hand: ", style=STYLE["hand"])
         for i, t in enumerate(view.hand_tiles):
             hand.append(("" if i == 0 else " ") + TILE_NAMES[t], style=STYLE["move"] if t in legal_tiles else "")
