@@ -2,9 +2,10 @@
 
    It fills the seat-dependent pieces of an observation vector from a PlayerView, exactly as the
    pure-Python encoder in allfives_env/observation.py does (tests/test_observation.py checks that
-   the two agree value for value). It knows no rules: the piece offsets and the tiles' pips come
-   from configure(), the points of each legal move come from the engine (view.move_points()), and
-   the pieces fixed by the rules are already in the buffer (the encoder's template).
+   the two agree value for value). It knows no rules and no layout: the piece offsets and scales
+   (observation.PIECES) and the tiles' pips come from configure(), the scores' scale (a rules field)
+   and the points of each legal move (view.move_points()) come with each call, and the pieces fixed
+   by the rules are already in the buffer (the encoder's template).
 
    If this module is not built (no C compiler), the Python encoder is used instead. */
 
@@ -25,7 +26,12 @@ static const char *OFFSET_NAMES[NUM_OFFSETS] = {
 #define NUM_ACTIONS 112
 #define CLOSED 7
 
+/* the pieces whose values are divided by a number from configure(); indices into OFFSET_NAMES */
+static const int SCALED[] = {ARM_VALUE, TOTAL, MOVE_POINTS, COUNTS, BONEYARD, HAND_PIPS, UNSEEN};
+#define NUM_SCALED (sizeof(SCALED) / sizeof(SCALED[0]))
+
 static Py_ssize_t off[NUM_OFFSETS];
+static double scale[NUM_OFFSETS]; /* set for the SCALED pieces only */
 static Py_ssize_t obs_size = -1;
 static int tile_a[NUM_TILES], tile_b[NUM_TILES];
 static long pip_tiles[7]; /* mask of the tiles showing each pip */
@@ -40,20 +46,56 @@ static const char *ATTR_NAMES[NUM_ATTRS] = {
 };
 static PyObject *attr_names[NUM_ATTRS];
 
+/* an int or a float as a double; ``what`` names it in the error */
+static int number_of(PyObject *obj, double *out, const char *what) {
+    if (PyFloat_Check(obj)) {
+        *out = PyFloat_AS_DOUBLE(obj);
+        return 0;
+    }
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a number, not %.100s", what, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *out = PyLong_AsDouble(obj);
+    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* configure(offsets, scales, size, tiles); changes nothing unless all of it is valid */
 static PyObject *configure(PyObject *self, PyObject *args) {
-    PyObject *offsets, *tiles;
+    PyObject *offsets, *scales, *tiles;
     Py_ssize_t size;
-    if (!PyArg_ParseTuple(args, "O!nO", &PyDict_Type, &offsets, &size, &tiles))
+    if (!PyArg_ParseTuple(args, "O!O!nO", &PyDict_Type, &offsets, &PyDict_Type, &scales, &size, &tiles))
         return NULL;
+    Py_ssize_t new_off[NUM_OFFSETS];
+    double new_scale[NUM_OFFSETS];
+    int a[NUM_TILES], b[NUM_TILES];
     for (int i = 0; i < NUM_OFFSETS; i++) {
         PyObject *v = PyDict_GetItemString(offsets, OFFSET_NAMES[i]);
         if (v == NULL) {
             PyErr_Format(PyExc_KeyError, "offsets lack piece %s", OFFSET_NAMES[i]);
             return NULL;
         }
-        off[i] = PyLong_AsSsize_t(v);
-        if (off[i] == -1 && PyErr_Occurred())
+        new_off[i] = PyLong_AsSsize_t(v);
+        if (new_off[i] == -1 && PyErr_Occurred())
             return NULL;
+    }
+    for (size_t k = 0; k < NUM_SCALED; k++) {
+        const char *name = OFFSET_NAMES[SCALED[k]];
+        PyObject *v = PyDict_GetItemString(scales, name);
+        if (v == NULL) {
+            PyErr_Format(PyExc_KeyError, "scales lack piece %s", name);
+            return NULL;
+        }
+        double x;
+        char what[64];
+        snprintf(what, sizeof what, "the scale of %s", name);
+        if (number_of(v, &x, what) < 0)
+            return NULL;
+        if (!(x > 0)) {
+            PyErr_Format(PyExc_ValueError, "the scale of %s must be positive", name);
+            return NULL;
+        }
+        new_scale[SCALED[k]] = x;
     }
     PyObject *seq = PySequence_Fast(tiles, "tiles must be a sequence");
     if (seq == NULL)
@@ -63,17 +105,30 @@ static PyObject *configure(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "tiles must hold 28 (a, b) pairs");
         return NULL;
     }
-    for (int p = 0; p < 7; p++)
-        pip_tiles[p] = 0;
     for (int t = 0; t < NUM_TILES; t++) {
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, t), "ii", &tile_a[t], &tile_b[t])) {
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, t), "ii", &a[t], &b[t])) {
             Py_DECREF(seq);
             return NULL;
         }
-        pip_tiles[tile_a[t]] |= 1L << t;
-        pip_tiles[tile_b[t]] |= 1L << t;
+        if (a[t] < 0 || a[t] > 6 || b[t] < 0 || b[t] > 6) {
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_ValueError, "tiles must hold pips 0..6");
+            return NULL;
+        }
     }
     Py_DECREF(seq);
+    for (int i = 0; i < NUM_OFFSETS; i++)
+        off[i] = new_off[i];
+    for (size_t k = 0; k < NUM_SCALED; k++)
+        scale[SCALED[k]] = new_scale[SCALED[k]];
+    for (int p = 0; p < 7; p++)
+        pip_tiles[p] = 0;
+    for (int t = 0; t < NUM_TILES; t++) {
+        tile_a[t] = a[t];
+        tile_b[t] = b[t];
+        pip_tiles[a[t]] |= 1L << t;
+        pip_tiles[b[t]] |= 1L << t;
+    }
     obs_size = size;
     Py_RETURN_NONE;
 }
@@ -106,11 +161,11 @@ static int int_of(PyObject *obj, long *out, const char *prefix, const char *name
 
 static inline float clip1(double x) { return x < -1.0 ? -1.0f : (x > 1.0 ? 1.0f : (float)x); }
 
-/* fill(out, view, rel_sides, target, move_points): write the view's pieces into ``out`` (a writable
-   float32 buffer holding the rules' template) */
+/* fill(out, view, rel_sides, score_scale, move_points): write the view's pieces into ``out`` (a
+   writable float32 buffer holding the rules' template) */
 static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "fill(out, view, rel_sides, target, move_points) takes 5 arguments");
+        PyErr_SetString(PyExc_TypeError, "fill(out, view, rel_sides, score_scale, move_points) takes 5 arguments");
         return NULL;
     }
     if (obs_size < 0) {
@@ -118,11 +173,11 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         return NULL;
     }
     PyObject *view = args[1], *rel_sides = args[2], *points = args[4];
-    long target = PyLong_AsLong(args[3]);
-    if (target == -1 && PyErr_Occurred())
+    double score_scale;
+    if (number_of(args[3], &score_scale, "score_scale") < 0)
         return NULL;
-    if (target <= 0) {
-        PyErr_SetString(PyExc_ValueError, "target must be positive");
+    if (!(score_scale > 0)) {
+        PyErr_SetString(PyExc_ValueError, "score_scale must be positive");
         return NULL;
     }
     PyObject *a[NUM_ATTRS] = {NULL};
@@ -188,7 +243,7 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             o[off[ARM_OPEN] + e] = 1.0f;
             if (double_ends >> e & 1)
                 o[off[ARM_DOUBLE] + e] = 1.0f;
-            o[off[ARM_VALUE] + e] = (float)(value / 12.0);
+            o[off[ARM_VALUE] + e] = (float)(value / scale[ARM_VALUE]);
         }
     }
     if (spinner >= 0 && spinner < 7) {
@@ -199,7 +254,7 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
                 o[off[SPIN_SIDES] + 1] = 1.0f;
         }
     }
-    o[off[TOTAL]] = count < 60 ? (float)(count / 60.0) : 1.0f;
+    o[off[TOTAL]] = count < scale[TOTAL] ? (float)(count / scale[TOTAL]) : 1.0f;
     if (lead < 0)
         o[off[LEAD]] = 1.0f;
     if (forced >= 0)
@@ -214,7 +269,7 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             goto done;
         }
         if (p)
-            o[off[MOVE_POINTS] + action] = p < 30 ? (float)(p / 30.0) : 1.0f;
+            o[off[MOVE_POINTS] + action] = p < scale[MOVE_POINTS] ? (float)(p / scale[MOVE_POINTS]) : 1.0f;
     }
     for (Py_ssize_t r = 0; r < n; r++) {
         Py_ssize_t s = (seat + r) % n;
@@ -229,23 +284,23 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         }
         if (int_of(scores[side], &x, "an item of ", "view.scores") < 0)
             goto done;
-        o[off[COUNTS] + r] = c < 14 ? (float)(c / 14.0) : 1.0f;
+        o[off[COUNTS] + r] = c < scale[COUNTS] ? (float)(c / scale[COUNTS]) : 1.0f;
         for (int p = 0; p < 7; p++)
             if (m >> p & 1)
                 o[off[MISSING] + 7 * r + p] = 1.0f;
         if (x)
-            o[off[SCORES] + r] = clip1((double)x / (double)target);
+            o[off[SCORES] + r] = clip1((double)x / score_scale);
     }
-    o[off[BONEYARD]] = (float)(boneyard / 28.0);
-    o[off[BONEYARD] + 1] = (float)(drawable / 28.0);
+    o[off[BONEYARD]] = (float)(boneyard / scale[BONEYARD]);
+    o[off[BONEYARD] + 1] = (float)(drawable / scale[BONEYARD]);
     long hp = 0;
     for (int t = 0; t < NUM_TILES; t++)
         if (hand >> t & 1)
             hp += tile_a[t] + tile_b[t];
-    o[off[HAND_PIPS]] = hp < 100 ? (float)(hp / 100.0) : 1.0f;
+    o[off[HAND_PIPS]] = hp < scale[HAND_PIPS] ? (float)(hp / scale[HAND_PIPS]) : 1.0f;
     long unseen = ~(hand | played) & ((1L << NUM_TILES) - 1);
     for (int p = 0; p < 7; p++)
-        o[off[UNSEEN] + p] = (float)(__builtin_popcountl(pip_tiles[p] & unseen) / 7.0);
+        o[off[UNSEEN] + p] = (float)(__builtin_popcountl(pip_tiles[p] & unseen) / scale[UNSEEN]);
     result = Py_None;
     Py_INCREF(result);
 done:
@@ -257,9 +312,10 @@ done:
 }
 
 static PyMethodDef methods[] = {
-    {"configure", configure, METH_VARARGS, "configure(offsets, size, tiles): the observation layout and the tiles"},
+    {"configure", configure, METH_VARARGS,
+     "configure(offsets, scales, size, tiles): the observation layout (offsets and scales by piece name) and the tiles"},
     {"fill", (PyCFunction)(void (*)(void))fill, METH_FASTCALL,
-     "fill(out, view, rel_sides, target, move_points): write a view's pieces into a template copy"},
+     "fill(out, view, rel_sides, score_scale, move_points): write a view's pieces into a template copy"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -3,8 +3,9 @@
 The vector is egocentric: "relative seat" ``r`` is the seat ``r`` places after the viewer in turn
 order (``r = 0`` is the viewer; with partnerships ``r = 2`` is the partner); pieces for seats that do
 not exist in a smaller game are zero. Every value lies in [-1, 1]. The pieces, in order, are
-listed in ``PIECES`` (name, size, meaning); ``docs/observation.md`` is generated from that table,
-and a frontend can build the same vector from it without this package.
+listed in ``PIECES`` (name, size, scale, meaning); both encoders take their offsets and scales from
+that table, ``docs/observation.md`` is generated from it, and a frontend can build the same vector
+from it without this package.
 
 The encoder needs only numpy and the engine's ``PlayerView``: the environment, the ONNX runtime
 agent and the bot server all call ``encode``. ``encode_python`` is the reference implementation;
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import os
 from array import array
+from typing import NamedTuple
 
 import numpy as np
 
@@ -23,40 +25,66 @@ from allfives_env.engine.tiles import CLOSED, NUM_ACTIONS, PIP_TILES, TILES, mas
 
 OBS_VERSION = 1
 
-#: (name, size, meaning) of every piece, in vector order
-PIECES: tuple[tuple[str, int, str], ...] = (
-    ("hand", 28, "1 for each tile (index 0..27) in the viewer's hand"),
-    ("played", 28, "1 for each tile on the table"),
-    ("arm_pip", 28, "per arm (west, east, north, south), one-hot of the pip its end shows (7 each); zeros if the arm does not exist"),
-    ("arm_open", 4, "per arm, 1 if it exists (west and east after the lead; north and south once both spinner sides are covered)"),
-    ("arm_double", 4, "per arm, 1 if the tile at its end is a double (the spinner too, while an end of the west or east arm); 0 for an empty north or south arm"),
-    ("arm_value", 4, "per arm, what its end counts now / 12"),
-    ("spinner_pip", 7, "one-hot of the spinner's pip; zeros before the first double"),
-    ("spinner_sides", 2, "[at least one spinner side covered, both sides covered]"),
-    ("ends_total", 1, "the count of the open ends / 60, clipped to 1 (a lone double lead counts its pips once: 5-5 counts 10)"),
-    ("lead", 1, "1 if the layout is empty (the viewer leads)"),
-    ("forced", 1, "1 if the viewer drew a playable tile and must place it"),
-    ("move_points", 112, "per action id, the points it would score now / 30 (0 for illegal actions); clipped to 1"),
-    ("tile_counts", 4, "per relative seat, tiles in hand / 14, clipped to 1"),
-    ("boneyard", 2, "[tiles in the boneyard / 28, tiles that can still be drawn / 28]"),
-    ("missing_pips", 28, "per relative seat, 1 for each pip (7 each) that seat is known not to hold, from its draws and passes"),
-    ("scores", 4, "per relative seat, its side's score / target, clipped to [-1, 1]"),
-    ("target", 1, "target score / 500, clipped to 1"),
-    ("seats", 4, "per relative seat, 1 if that seat exists"),
-    ("partner", 4, "one-hot of the partner's relative seat (2) in a partnership game, else zeros"),
-    ("num_players", 3, "one-hot of 2, 3, 4 players"),
-    ("rules", 3, "[hand_end is winner_takes, boneyard_reserve / 28, tiles dealt per hand / 14]"),
-    ("hand_pips", 1, "pips in the viewer's hand / 100, clipped to 1"),
-    ("unseen_pips", 7, "per pip, tiles showing it that are neither in the viewer's hand nor on the table / 7"),
+
+class Piece(NamedTuple):
+    """One piece of the vector: ``size`` values from ``OFFSETS[name]`` on, each the quantity that
+    ``meaning`` describes divided by ``scale`` (then clipped where ``meaning`` says so).
+
+    ``scale`` is one of:
+
+    - ``None``: flags and one-hots, written as 0 or 1;
+    - a number, the divisor of every value;
+    - a string, the name of the ``Rules`` field to divide by (``scores`` uses ``"target_score"``:
+      each side's score as a fraction of the target);
+    - a tuple of the above, one per value, for a piece that mixes them (``rules``).
+
+    Only the pieces fixed by the rules (the encoder's per-``Rules`` template) and ``scores`` may
+    name a ``Rules`` field; the other scales are numbers, handed to the C accelerator once by
+    ``configure``.
+    """
+
+    name: str
+    size: int
+    scale: int | str | tuple[int | str | None, ...] | None
+    meaning: str
+
+
+#: every piece, in vector order
+PIECES: tuple[Piece, ...] = (
+    Piece("hand", 28, None, "1 for each tile (index 0..27) in the viewer's hand"),
+    Piece("played", 28, None, "1 for each tile on the table"),
+    Piece("arm_pip", 28, None, "per arm (west, east, north, south), one-hot of the pip its end shows (7 each); zeros if the arm does not exist"),
+    Piece("arm_open", 4, None, "per arm, 1 if it exists (west and east after the lead; north and south once both spinner sides are covered)"),
+    Piece("arm_double", 4, None, "per arm, 1 if the tile at its end is a double (the spinner too, while an end of the west or east arm); 0 for an empty north or south arm"),
+    Piece("arm_value", 4, 12, "per arm, what its end counts now"),
+    Piece("spinner_pip", 7, None, "one-hot of the spinner's pip; zeros before the first double"),
+    Piece("spinner_sides", 2, None, "[at least one spinner side covered, both sides covered]"),
+    Piece("ends_total", 1, 60, "the count of the open ends, clipped to 1 (a lone double lead counts its pips once: 5-5 counts 10)"),
+    Piece("lead", 1, None, "1 if the layout is empty (the viewer leads)"),
+    Piece("forced", 1, None, "1 if the viewer drew a playable tile and must place it"),
+    Piece("move_points", 112, 30, "per action id, the points it would score now (0 for illegal actions), clipped to 1"),
+    Piece("tile_counts", 4, 14, "per relative seat, tiles in hand, clipped to 1"),
+    Piece("boneyard", 2, 28, "[tiles in the boneyard, tiles that can still be drawn]"),
+    Piece("missing_pips", 28, None, "per relative seat, 1 for each pip (7 each) that seat is known not to hold, from its draws and passes"),
+    Piece("scores", 4, "target_score", "per relative seat, its side's score, clipped to [-1, 1]"),
+    Piece("target", 1, 500, "the target score, clipped to 1"),
+    Piece("seats", 4, None, "per relative seat, 1 if that seat exists"),
+    Piece("partner", 4, None, "one-hot of the partner's relative seat (2) in a partnership game, else zeros"),
+    Piece("num_players", 3, None, "one-hot of 2, 3, 4 players"),
+    Piece("rules", 3, (None, 28, 14), "[hand_end is winner_takes, boneyard_reserve, tiles dealt per hand (clipped to 1)]"),
+    Piece("hand_pips", 1, 100, "pips in the viewer's hand, clipped to 1"),
+    Piece("unseen_pips", 7, 7, "per pip, tiles showing it that are neither in the viewer's hand nor on the table"),
 )
 
 OFFSETS: dict[str, int] = {}
 _offset = 0
-for _name, _size, _ in PIECES:
-    OFFSETS[_name] = _offset
-    _offset += _size
+for _piece in PIECES:
+    OFFSETS[_piece.name] = _offset
+    _offset += _piece.size
 OBS_SIZE = _offset
-del _offset, _name, _size
+del _offset, _piece
+#: the ``scale`` of every piece, by name
+SCALES: dict[str, int | str | tuple | None] = {p.name: p.scale for p in PIECES}
 
 _HAND = OFFSETS["hand"]
 _PLAYED = OFFSETS["played"]
@@ -82,6 +110,14 @@ _RULES = OFFSETS["rules"]
 _HAND_PIPS = OFFSETS["hand_pips"]
 _UNSEEN = OFFSETS["unseen_pips"]
 
+_ARM_VALUE_SCALE = SCALES["arm_value"]
+_TOTAL_SCALE = SCALES["ends_total"]
+_MOVE_POINTS_SCALE = SCALES["move_points"]
+_COUNTS_SCALE = SCALES["tile_counts"]
+_BONEYARD_SCALE = SCALES["boneyard"]
+_HAND_PIPS_SCALE = SCALES["hand_pips"]
+_UNSEEN_SCALE = SCALES["unseen_pips"]
+
 _ZEROS = array("f", bytes(4 * OBS_SIZE))
 #: 7 bits of a mask as float32 rows, to expand a 28-bit mask in four slice copies (a 2**14-row table
 #: would take two, but its rows miss the CPU cache on most reads, which is slower)
@@ -92,9 +128,14 @@ _float32 = np.float32
 _int8 = np.int8
 
 
-def _template(rules) -> tuple[array, tuple]:
-    """Per ``Rules`` object (cached): the pieces that depend only on the rules, and per viewer the
-    side of each seat in relative order."""
+def _divisor(scale, rules):
+    """A number ``scale`` as it is; a ``Rules`` field's name read from ``rules``."""
+    return getattr(rules, scale) if isinstance(scale, str) else scale
+
+
+def _template(rules) -> tuple[array, tuple, int | float]:
+    """Per ``Rules`` object (cached): the pieces that depend only on the rules, per viewer the side
+    of each seat in relative order, and the divisor of the scores."""
     entry = _TEMPLATES.get(id(rules))
     if entry is not None and entry[0] is rules:
         return entry[1]
@@ -102,18 +143,19 @@ def _template(rules) -> tuple[array, tuple]:
     n = rules.num_players
     for r in range(n):
         o[_SEATS + r] = 1.0
-    o[_TARGET] = min(rules.target_score / 500.0, 1.0)
+    o[_TARGET] = min(rules.target_score / _divisor(SCALES["target"], rules), 1.0)
     if rules.partnerships:
         o[_PARTNER + 2] = 1.0
     o[_NUM_PLAYERS + n - 2] = 1.0
     if rules.hand_end == "winner_takes":
         o[_RULES] = 1.0
-    o[_RULES + 1] = rules.boneyard_reserve / 28.0
-    o[_RULES + 2] = min(rules.tiles_per_hand / 14.0, 1.0)
+    _, reserve_scale, tiles_scale = SCALES["rules"]
+    o[_RULES + 1] = rules.boneyard_reserve / _divisor(reserve_scale, rules)
+    o[_RULES + 2] = min(rules.tiles_per_hand / _divisor(tiles_scale, rules), 1.0)
     rel_sides = tuple(tuple(rules.side_of[(v + r) % n] for r in range(n)) for v in range(n))
     if len(_TEMPLATES) > 64:
         _TEMPLATES.clear()
-    entry = (o, rel_sides)
+    entry = (o, rel_sides, _divisor(SCALES["scores"], rules))
     _TEMPLATES[id(rules)] = (rules, entry)
     return entry
 
@@ -121,7 +163,7 @@ def _template(rules) -> tuple[array, tuple]:
 def encode_python(view, out: np.ndarray | None = None) -> np.ndarray:
     """The observation vector of ``view`` (a ``PlayerView``); copied into ``out`` when given."""
     rules = view.rules
-    template, rel_sides = _template(rules)
+    template, rel_sides, score_scale = _template(rules)
     o = template[:]
     hand = view.hand
     played = view.played
@@ -140,7 +182,7 @@ def encode_python(view, out: np.ndarray | None = None) -> np.ndarray:
             o[_ARM_OPEN + e] = 1.0
             if doubles >> e & 1:
                 o[_ARM_DOUBLE + e] = 1.0
-            o[_ARM_VALUE + e] = values[e] / 12.0
+            o[_ARM_VALUE + e] = values[e] / _ARM_VALUE_SCALE
     spinner = view.spinner
     if spinner >= 0:
         o[_SPIN_PIP + spinner] = 1.0
@@ -150,37 +192,39 @@ def encode_python(view, out: np.ndarray | None = None) -> np.ndarray:
             if covered >= 2:
                 o[_SPIN_SIDES + 1] = 1.0
     count = view.count
-    o[_TOTAL] = count / 60.0 if count < 60 else 1.0
+    o[_TOTAL] = count / _TOTAL_SCALE if count < _TOTAL_SCALE else 1.0
     if view.lead < 0:
         o[_LEAD] = 1.0
     if view.forced_tile >= 0:
         o[_FORCED] = 1.0
     legal = view.legal_actions
     if legal:
+        s = _MOVE_POINTS_SCALE
         for a, pts in zip(legal, view.move_points()):
             if pts:
-                o[_MOVE_POINTS + a] = pts / 30.0 if pts < 30 else 1.0
+                o[_MOVE_POINTS + a] = pts / s if pts < s else 1.0
     n = rules.num_players
     v = view.seat
     counts = view.tile_counts
     missing = view.missing_pips
     scores = view.scores
-    target = rules.target_score
+    s = _COUNTS_SCALE
     for r, side in enumerate(rel_sides[v]):  # relative seats
         seat = (v + r) % n
         c = counts[seat]
-        o[_COUNTS + r] = c / 14.0 if c < 14 else 1.0
+        o[_COUNTS + r] = c / s if c < s else 1.0
         if missing[seat]:
             o[_MISSING + 7 * r : _MISSING + 7 * r + 7] = _BITS7[missing[seat]]
-        x = scores[side] / target
+        x = scores[side] / score_scale
         o[_SCORES + r] = x if -1.0 <= x <= 1.0 else (1.0 if x > 0 else -1.0)
-    o[_BONEYARD] = view.boneyard_size / 28.0
-    o[_BONEYARD + 1] = view.drawable / 28.0
+    o[_BONEYARD] = view.boneyard_size / _BONEYARD_SCALE
+    o[_BONEYARD + 1] = view.drawable / _BONEYARD_SCALE
     hp = mask_pips(hand)
-    o[_HAND_PIPS] = hp / 100.0 if hp < 100 else 1.0
+    o[_HAND_PIPS] = hp / _HAND_PIPS_SCALE if hp < _HAND_PIPS_SCALE else 1.0
     unseen = ~(hand | played)
+    s = _UNSEEN_SCALE
     for p in range(7):
-        o[_UNSEEN + p] = (PIP_TILES[p] & unseen).bit_count() / 7.0
+        o[_UNSEEN + p] = (PIP_TILES[p] & unseen).bit_count() / s
     vec = _frombuffer(o, _float32)
     if out is not None:
         out[...] = vec
@@ -195,7 +239,7 @@ def _load_accelerator():
         from allfives_env import _fastobs
     except ImportError:
         return None
-    _fastobs.configure(OFFSETS, OBS_SIZE, TILES)
+    _fastobs.configure(OFFSETS, SCALES, OBS_SIZE, TILES)
     return _fastobs.fill
 
 
@@ -206,10 +250,9 @@ ACCELERATED = _fill is not None
 
 def encode_c(view, out: np.ndarray | None = None) -> np.ndarray:
     """``encode_python`` by the C accelerator (only where it was built: ``ACCELERATED``)."""
-    rules = view.rules
-    template, rel_sides = _template(rules)
+    template, rel_sides, score_scale = _template(view.rules)
     o = template[:]
-    _fill(o, view, rel_sides[view.seat], rules.target_score, view.move_points())
+    _fill(o, view, rel_sides[view.seat], score_scale, view.move_points())
     vec = _frombuffer(o, _float32)
     if out is not None:
         out[...] = vec
@@ -236,14 +279,24 @@ def action_mask(view, out: np.ndarray | None = None) -> np.ndarray:
 
 def piece(obs: np.ndarray, name: str) -> np.ndarray:
     """The slice of an observation vector holding piece ``name``."""
-    size = next(s for n, s, _ in PIECES if n == name)
+    size = next(p.size for p in PIECES if p.name == name)
     return obs[..., OFFSETS[name] : OFFSETS[name] + size]
+
+
+def _scale_text(scale) -> str:
+    if scale is None:
+        return ""
+    if isinstance(scale, str):
+        return f"`{scale}`"
+    if isinstance(scale, tuple):
+        return ", ".join(_scale_text(s) or "-" for s in scale)
+    return str(scale)
 
 
 def spec_table() -> str:
     """The observation layout as a Markdown table (the body of docs/observation.md)."""
-    lines = ["| piece | offset | size | meaning |", "|---|---|---|---|"]
-    for name, size, meaning in PIECES:
-        lines.append(f"| `{name}` | {OFFSETS[name]} | {size} | {meaning} |")
-    lines.append(f"| total | | {OBS_SIZE} | |")
+    lines = ["| piece | offset | size | scale | meaning |", "|---|---|---|---|---|"]
+    for name, size, scale, meaning in PIECES:
+        lines.append(f"| `{name}` | {OFFSETS[name]} | {size} | {_scale_text(scale)} | {meaning} |")
+    lines.append(f"| total | | {OBS_SIZE} | | |")
     return "\n".join(lines)

@@ -120,7 +120,7 @@ def test_js_encoder_matches_python_on_positions_from_random_games():
         np.testing.assert_array_equal(np.asarray(got["mask"]), action_mask(view).astype(float))
         covered |= want != 0
     # the sample exercises every piece of the vector (north/south arms, forced draws, missing pips...)
-    for name, size, _ in PIECES:
+    for name, size, *_ in PIECES:
         assert covered[OFFSETS[name] : OFFSETS[name] + size].any(), name
     assert covered[OFFSETS["forced"]] and covered[OFFSETS["arm_open"] + 2] and covered[OFFSETS["spinner_sides"] + 1]
 

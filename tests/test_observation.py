@@ -13,7 +13,8 @@ from hypothesis import given, settings, strategies as st
 
 import allfives_env.observation as observation
 from allfives_env.engine import Game
-from allfives_env.observation import OBS_SIZE, OBS_VERSION, OFFSETS, PIECES, action_mask, piece, spec_table
+from allfives_env.engine.tiles import TILES
+from allfives_env.observation import OBS_SIZE, OBS_VERSION, OFFSETS, PIECES, SCALES, action_mask, piece, spec_table
 from helpers import A, T, game_from
 
 # CI builds the accelerator (it has a C compiler) and sets this, so its tests cannot be skipped there
@@ -98,7 +99,7 @@ def test_every_piece_of_a_hand_built_position(game, encode):
         "hand_pips": np.array([(5 + 4 + 6 + 12) / 100], np.float32),
         "unseen_pips": np.array([5, 7, 6, 5, 5, 2, 6], np.float32) / 7,
     }
-    assert set(expect) == {name for name, _, _ in PIECES}
+    assert set(expect) == {p.name for p in PIECES}
     for name, want in expect.items():
         np.testing.assert_allclose(piece(obs, name), want, rtol=1e-6, err_msg=name)
     mask = action_mask(game.view(0))
@@ -138,7 +139,7 @@ def test_docs_table_is_generated_from_the_spec():
     doc = (ROOT / "docs" / "observation.md").read_text()
     assert spec_table() in doc, "docs/observation.md is out of date: regenerate it from spec_table()"
     assert f"OBS_VERSION = {OBS_VERSION}" in doc
-    assert list(OFFSETS) == [name for name, _, _ in PIECES]
+    assert list(OFFSETS) == [p.name for p in PIECES]
 
 
 VARIANTS = [
@@ -174,8 +175,8 @@ def test_the_accelerator_names_bad_input(game):
     from allfives_env import _fastobs
 
     view = game.view(0)
-    template, rel_sides = observation._template(view.rules)
-    args = (rel_sides[0], view.rules.target_score, view.move_points())
+    template, rel_sides, score_scale = observation._template(view.rules)
+    args = (rel_sides[0], score_scale, view.move_points())
     with pytest.raises(ValueError, match="out must hold 281 float32 values"):
         _fastobs.fill(array("f", bytes(8)), view, *args)
     with pytest.raises(BufferError, match="not writable"):
@@ -183,9 +184,13 @@ def test_the_accelerator_names_bad_input(game):
     with pytest.raises(AttributeError, match="no attribute .hand."):
         _fastobs.fill(template[:], object(), *args)
     with pytest.raises(ValueError, match="shape of an All Fives view"):
-        _fastobs.fill(template[:], view, rel_sides[0], view.rules.target_score, [])
+        _fastobs.fill(template[:], view, rel_sides[0], score_scale, [])
     with pytest.raises(TypeError, match="takes 5 arguments"):
         _fastobs.fill(template[:], view)
+    with pytest.raises(TypeError, match="score_scale must be a number, not str"):
+        _fastobs.fill(template[:], view, rel_sides[0], "target_score", view.move_points())
+    with pytest.raises(ValueError, match="score_scale must be positive"):
+        _fastobs.fill(template[:], view, rel_sides[0], 0, view.move_points())
     for attr, bad, message in [
         ("hand", 1.5, "view.hand must be an int, not float"),
         ("legal_actions", [A("0-4", "west"), "x", 0], "an item of view.legal_actions must be an int, not str"),
@@ -196,3 +201,52 @@ def test_the_accelerator_names_bad_input(game):
         setattr(broken, attr, bad)
         with pytest.raises((TypeError, ValueError), match=message):
             _fastobs.fill(template[:], broken, *args)
+
+
+def test_the_accelerator_takes_its_scales_from_configure(game):
+    """Doubling a piece's scale in ``configure`` halves exactly that piece in the C output, for every
+    piece the C fills with a number scale: _fastobs.c keeps no scale of its own."""
+    needs_accelerator()
+    from allfives_env import _fastobs
+
+    view = game.view(0)
+    base = observation.encode_c(view).copy()
+    numbers = [p for p in PIECES if isinstance(p.scale, int)]
+    scaled_by_c = set()
+    try:
+        for p in numbers:
+            _fastobs.configure(OFFSETS, {**SCALES, p.name: 2 * p.scale}, OBS_SIZE, TILES)
+            obs = observation.encode_c(view)
+            inside = np.zeros(OBS_SIZE, bool)
+            inside[OFFSETS[p.name] : OFFSETS[p.name] + p.size] = True
+            np.testing.assert_array_equal(obs[~inside], base[~inside], err_msg=p.name)
+            if (obs != base).any():
+                scaled_by_c.add(p.name)
+                # exact: a power of two, and no value of this position is clipped
+                np.testing.assert_array_equal(piece(obs, p.name), piece(base, p.name) / 2, err_msg=p.name)
+    finally:
+        _fastobs.configure(OFFSETS, SCALES, OBS_SIZE, TILES)
+    np.testing.assert_array_equal(observation.encode_c(view), base)
+    # the rest are fixed by the rules: the template holds them, built by Python from the same table
+    assert scaled_by_c == {p.name for p in numbers} - {"target"}
+
+
+def test_configure_checks_the_scales():
+    needs_accelerator()
+    from allfives_env import _fastobs
+
+    view = Game(seed=3, num_players=3).view(0)
+    base = observation.encode_c(view).copy()
+    for scales, error, message in [
+        ({k: v for k, v in SCALES.items() if k != "hand_pips"}, KeyError, "scales lack piece hand_pips"),
+        ({**SCALES, "tile_counts": "tiles_per_hand"}, TypeError, "the scale of tile_counts must be a number, not str"),
+        ({**SCALES, "move_points": 0}, ValueError, "the scale of move_points must be positive"),
+        ({**SCALES, "move_points": float("nan")}, ValueError, "the scale of move_points must be positive"),
+    ]:
+        try:
+            with pytest.raises(error, match=message):
+                _fastobs.configure(OFFSETS, {**scales, "arm_value": 1}, OBS_SIZE, TILES)
+            # a configure that fails changes nothing (arm_value's scale above included)
+            assert observation.encode_c(view).tobytes() == base.tobytes()
+        finally:
+            _fastobs.configure(OFFSETS, SCALES, OBS_SIZE, TILES)
