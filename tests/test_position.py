@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from allfives_env.engine import Game, Rules
-from allfives_env.engine.events import event_to_dict, public_event
+from allfives_env.engine import DRAW, LEAD, PLAY, Game, Rules
+from allfives_env.engine.events import HIDDEN, EventError, event_from_dict, event_to_dict, public_event
 from allfives_env.engine.position import PositionError, view_from_history
 from allfives_env.engine.tiles import TILES
 from allfives_env.observation import encode
+from helpers import T
 
 FIELDS = ("seat", "hand", "current_player", "legal_actions", "forced_tile", "scores", "tile_counts", "boneyard_size",
           "drawable", "missing_pips", "pips", "values", "double_ends", "spinner", "spinner_covered", "count", "played",
@@ -91,3 +92,41 @@ def test_impossible_positions_are_refused_with_the_reason(mutate, message):
     mutate(req, seat)
     with pytest.raises(PositionError, match=message):
         view_from_history(game.rules, req["seat"], req["hand"], req["history"], req["scores"])
+
+
+PLAY_00 = {"type": "play", "player": 0, "tile": [0, 0], "end": "lead", "points": 0}
+
+
+@pytest.mark.parametrize(
+    "event, message",
+    [
+        ([], "ev: expected an object, got list"),
+        ({"type": "pass"}, "ev: player must be a seat 0..1, got None"),
+        ({"type": "pass", "player": 2}, "ev: player must be a seat 0..1, got 2"),
+        ({"player": 0}, "ev: type must be play, draw or pass, got None"),
+        ({"type": "pass", "player": 0, "tile": None}, "ev: unknown field(s) tile"),
+        ({"type": "draw", "player": 0, "tile": [7, 7]}, "ev: not a tile: [7, 7] (pips must be 0..6)"),
+        (dict(PLAY_00, points=True), "ev: points must be an integer, got True"),
+        (dict(PLAY_00, end=None), "ev: end must be lead, west, east, north or south, got None"),
+        (dict(PLAY_00, colour="red", b=1), "ev: unknown field(s) b, colour"),
+        ({"type": "play", "player": 0}, "ev: end must be lead, west, east, north or south, got None"),  # end first
+    ],
+)
+def test_lenient_event_from_dict_names_what_is_wrong(event, message):
+    with pytest.raises(EventError) as info:
+        event_from_dict(event, 2, strict=False, where="ev")
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    "event, parsed",
+    [
+        ({"type": "draw", "player": 1}, (DRAW, 1, HIDDEN)),
+        ({"type": "draw", "player": 1, "tile": None}, (DRAW, 1, HIDDEN)),
+        ({"type": "draw", "player": 1, "tile": "3-2"}, (DRAW, 1, T("2-3"))),
+        ({"type": "play", "player": 0, "tile": T("0-6"), "end": "lead"}, (PLAY, 0, T("0-6"), LEAD, None)),
+        (dict(PLAY_00, tile=[6, 0], points=None), (PLAY, 0, T("0-6"), LEAD, None)),
+    ],
+)
+def test_lenient_event_from_dict_takes_hidden_draws_and_missing_points(event, parsed):
+    assert event_from_dict(event, 2, strict=False, where="ev") == parsed

@@ -7,6 +7,7 @@ import random
 import pytest
 
 from allfives_env.engine import Game, RecordError
+from allfives_env.engine.events import EventError, event_from_dict, event_to_dict
 from allfives_env.engine.record import read_records, replay_record, write_records
 from helpers import run_cli
 
@@ -173,3 +174,50 @@ def test_replay_cli_one_line_errors(tmp_path):
     path.write_text('{"format": "allfives-record/1"}\n')
     result = run_cli("replay", str(path))
     assert result.returncode == 1 and "missing field 'rules'" in result.stderr
+
+
+PLAY_00 = {"type": "play", "player": 0, "tile": [0, 0], "end": "lead", "points": 0}
+
+
+@pytest.mark.parametrize(
+    "event, message",
+    [
+        (None, "ev: expected an object, got NoneType"),
+        ({"player": 0}, "ev: missing field 'type'"),
+        ({"type": "pass"}, "ev: missing field 'player'"),
+        ({"type": "pass", "player": True}, "ev player: expected an integer, got True"),
+        ({"type": "nap", "player": 0}, "ev: unknown event type 'nap' (play, draw or pass)"),
+        ({"type": "draw", "player": 0}, "ev: missing field 'tile'"),
+        ({"type": "draw", "player": 0, "tile": None}, "ev tile: not a tile: [None] (expected [a, b] with pips 0..6)"),
+        ({"type": "draw", "player": 0, "tile": "0-3"}, "ev tile: not a tile: ['0-3'] (expected [a, b] with pips 0..6)"),
+        (dict(PLAY_00, tile=[0, 9]), "ev tile: not a tile: [0, 9] (pips must be 0..6)"),
+        (dict(PLAY_00, end="up"), "ev: end must be lead, west, east, north or south, got 'up'"),
+        ({k: v for k, v in PLAY_00.items() if k != "end"}, "ev: ev: missing field 'end'"),
+        ({k: v for k, v in PLAY_00.items() if k != "points"}, "ev: missing field 'points'"),
+        (dict(PLAY_00, points=None), "ev points: expected an integer, got None"),
+        ({"type": "play", "player": 0}, "ev: missing field 'tile'"),  # the tile is read first
+    ],
+)
+def test_strict_event_from_dict_names_what_is_wrong(event, message):
+    with pytest.raises(EventError) as info:
+        event_from_dict(event, 2, strict=True, where="ev")
+    assert str(info.value) == message
+
+
+def test_strict_event_from_dict_reads_what_event_to_dict_writes_and_ignores_the_rest():
+    game = Game(seed=5, num_players=3, max_hands=3)
+    rng = random.Random(5)
+    while not game.over:
+        game.step(rng.choice(game.legal_actions()))
+    for log in game.hand_logs:
+        for e in log.events:
+            assert event_from_dict(event_to_dict(e), 3, strict=True, where="ev") == e
+            assert event_from_dict(dict(event_to_dict(e), note="x"), 3, strict=True, where="ev") == e
+    assert event_from_dict(dict(PLAY_00, player=7), 2, strict=True, where="ev")[1] == 7, "the replay checks the seat"
+
+
+def test_record_event_errors_are_record_errors():
+    record = played_record()
+    record["hands"][0]["events"][0].pop("points")
+    with pytest.raises(RecordError, match="^game hand 1 event 1: missing field 'points'$"):
+        replay_record(record)

@@ -22,10 +22,12 @@ from typing import Iterable, NamedTuple
 from .errors import GameOverError, IllegalMoveError
 from .events import DRAW, LEAD, PASS, PLAY, event_to_dict, tile_json
 from .layout import Layout
-from .rules import Rules
+from .limits import check_max_hands, check_seed
+from .rules import Rules, rules_from
 from .seeding import derive_seed
-from .view import PlayerView
 from .tiles import NUM_ACTIONS, NUM_TILES, TILE_PIPS, mask_tiles, round_to_five, tiles_mask
+from .turn import is_blocked, missing_after_turn, next_seat, passes_after, turn_action
+from .view import PlayerView
 
 RECORD_FORMAT = "allfives-record/1"
 
@@ -62,16 +64,6 @@ class HandLog:
             "events": [event_to_dict(e) for e in self.events],
             "result": self.result,
         }
-
-
-def missing_after_turn(missing: int, open_pips: int, drew_unplayable: bool) -> int:
-    """Pips a seat is known to lack after a turn in which it could not place a tile.
-
-    It held nothing matching ``open_pips`` (the pips open when the turn began). If it drew a tile
-    it could not place, that tile may show any other pip, so only ``open_pips`` stays known;
-    otherwise the earlier knowledge stands too. (A drawn tile that fits is placed at once.)
-    """
-    return open_pips if drew_unplayable else missing | open_pips
 
 
 def check_deal(rules: Rules, deal: Deal) -> None:
@@ -117,16 +109,11 @@ class Game:
         max_hands: int | None = None,
         **options,
     ) -> None:
-        if rules is None:
-            rules = Rules.make(**options)
-        elif options:
-            raise TypeError("pass either a Rules object or rule options, not both")
+        rules = rules_from(rules, options)
         if seed is None:
             seed = random.SystemRandom().randrange(2**63)
-        elif isinstance(seed, bool) or not isinstance(seed, int):
-            raise ValueError(f"seed must be an integer, got {seed!r}")
-        if max_hands is not None and (not isinstance(max_hands, int) or max_hands < 1):
-            raise ValueError(f"max_hands must be a positive integer or None, got {max_hands!r}")
+        check_seed(seed)
+        check_max_hands(max_hands)
         if scores is None:
             scores = [0] * rules.num_sides
         elif len(scores) != rules.num_sides or not all(isinstance(x, int) for x in scores):
@@ -142,6 +129,8 @@ class Game:
         self.max_hands = max_hands
         self._deals = iter(deals) if deals is not None else None
         self._side_of = rules.side_of
+        #: ``_following[s]``: the seat after ``s`` (``turn.next_seat`` as a table, for the hot loop)
+        self._following = tuple(next_seat(s, rules.num_players) for s in range(rules.num_players))
         self._target = rules.target_score
         self.scores = list(scores)
         self.initial_scores = list(scores)
@@ -298,7 +287,7 @@ class Game:
         points = layout.place(t, a & 3)
         self.events.append((PLAY, p, t, LEAD if layout.num_tiles == 1 else a & 3, points))
         self.forced = -1
-        self.passes = 0
+        self.passes = 0  # turn.passes_after(PLAY, ...), written out: this runs on every move
         if points:
             side = self._side_of[p]
             self.scores[side] += points
@@ -314,37 +303,50 @@ class Game:
 
     def _advance(self, p: int) -> None:
         """Move the turn on from seat ``p``, carrying out forced draws and passes."""
-        n = self.num_players
+        following = self._following
         hands = self.hands
-        layout = self.layout
-        events = self.events
-        open_tiles = layout.open_tiles
+        open_tiles = self.layout.open_tiles
         while True:
-            p = p + 1 if p + 1 < n else 0
-            hand = hands[p]
-            if hand & open_tiles:
+            p = following[p]
+            # turn_action(...) == PLAY written out: this test runs after every move
+            if hands[p] & open_tiles:
                 self.current_player = p
                 return
-            open_pips = layout.open_pips_mask()
-            drew_unplayable = False
-            while self.draw_pos < self.draw_limit:
-                t = self.boneyard[self.draw_pos]
-                self.draw_pos += 1
-                hand |= 1 << t
-                hands[p] = hand
-                events.append((DRAW, p, t))
-                if open_tiles >> t & 1:
-                    self.missing[p] = missing_after_turn(self.missing[p], open_pips, drew_unplayable)
-                    self.forced = t
-                    self.current_player = p
-                    return
-                drew_unplayable = True
-            events.append((PASS, p))
-            self.missing[p] = missing_after_turn(self.missing[p], open_pips, drew_unplayable)
-            self.passes += 1
-            if self.passes >= n:
-                self._end_hand(None)
+            if self._draw_or_pass(p):
                 return
+
+    def _draw_or_pass(self, p: int) -> bool:
+        """Seat ``p``, holding nothing that fits, draws until a tile fits (its forced tile) or passes.
+
+        Return whether the turn stops here: ``p`` must place the forced tile, or the hand is blocked.
+        """
+        layout = self.layout
+        open_tiles = layout.open_tiles
+        open_pips = layout.open_pips_mask()
+        hand = self.hands[p]
+        drew_unplayable = False
+        action = turn_action(hand, open_tiles, self.draw_pos < self.draw_limit)
+        while action == DRAW:
+            t = self.boneyard[self.draw_pos]
+            self.draw_pos += 1
+            hand |= 1 << t
+            self.events.append((DRAW, p, t))
+            action = turn_action(hand, open_tiles, self.draw_pos < self.draw_limit)
+            if action == PLAY:
+                break
+            drew_unplayable = True
+        self.hands[p] = hand
+        self.missing[p] = missing_after_turn(self.missing[p], open_pips, drew_unplayable)
+        if action == PLAY:
+            self.forced = t
+            self.current_player = p
+            return True
+        self.events.append((PASS, p))
+        self.passes = passes_after(PASS, self.passes)
+        if is_blocked(self.passes, self.num_players):
+            self._end_hand(None)
+            return True
+        return False
 
     def _end_hand(self, went_out: int | None) -> None:
         """Score the end of a hand (RULES.md "End of a hand") and deal the next one."""

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Iterator
 
 from .errors import IllegalMoveError, RecordError
-from .events import DRAW, PASS, PLAY, event_to_dict, play_end
+from .events import DRAW, PASS, PLAY, EventError, event_from_dict, event_to_dict, play_end, tile_from_json
 from .game import RECORD_FORMAT, Deal, Game
 from .rules import Rules
-from .tiles import TILE_NAMES, parse_end, tile_index
+from .tiles import TILE_NAMES, action_id
 
 _REQUIRED = ("format", "rules", "hands", "final_scores", "winner", "complete")
 
@@ -66,13 +66,6 @@ def read_records(path) -> Iterator[tuple[str, dict]]:
         yield f"{path} line {lineno}", item
 
 
-def _tile(value, where: str) -> int:
-    try:
-        return tile_index(value if isinstance(value, list) else [value])
-    except ValueError as exc:
-        raise RecordError(f"{where}: {exc}") from None
-
-
 def _int(value, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise RecordError(f"{where}: expected an integer, got {value!r}")
@@ -98,30 +91,26 @@ def parse_deal(hand: dict, where: str) -> Deal:
     deal = _list(_field(hand, "deal", where), f"{where} deal")
     bones = _list(_field(hand, "boneyard", where), f"{where} boneyard")
     starter = _int(_field(hand, "starter", where), f"{where} starter")
-    hands = tuple(
-        tuple(_tile(t, f"{where} deal seat {s}") for t in _list(h, f"{where} deal seat {s}"))
-        for s, h in enumerate(deal)
-    )
-    boneyard = tuple(_tile(t, f"{where} boneyard") for t in bones)
+    try:
+        hands = tuple(
+            tuple(tile_from_json(t, f"{where} deal seat {s}") for t in _list(h, f"{where} deal seat {s}"))
+            for s, h in enumerate(deal)
+        )
+        boneyard = tuple(tile_from_json(t, f"{where} boneyard") for t in bones)
+    except EventError as exc:
+        raise RecordError(str(exc)) from None
     return Deal(hands, boneyard, starter)
 
 
-def parse_event(event: dict, where: str) -> tuple:
-    """An engine event tuple from its record form."""
-    kind = _field(event, "type", where)
-    player = _int(_field(event, "player", where), f"{where} player")
-    if kind == "play":
-        tile = _tile(_field(event, "tile", where), f"{where} tile")
-        try:
-            end = parse_end(_field(event, "end", where))
-        except ValueError as exc:
-            raise RecordError(f"{where}: {exc}") from None
-        return (PLAY, player, tile, end, _int(_field(event, "points", where), f"{where} points"))
-    if kind == "draw":
-        return (DRAW, player, _tile(_field(event, "tile", where), f"{where} tile"))
-    if kind == "pass":
-        return (PASS, player)
-    raise RecordError(f"{where}: unknown event type {kind!r} (play, draw or pass)")
+def _hand_events(hand: dict, num_players: int, where: str) -> list[tuple]:
+    """The engine event tuples of a record hand."""
+    events = _list(_field(hand, "events", where), f"{where} events")
+    try:
+        return [
+            event_from_dict(e, num_players, strict=True, where=f"{where} event {j + 1}") for j, e in enumerate(events)
+        ]
+    except EventError as exc:
+        raise RecordError(str(exc)) from None
 
 
 def _describe(event: tuple) -> str:
@@ -187,10 +176,7 @@ def replay_record(record, name: str = "game") -> Game:
         if game.hand_index != h:
             raise RecordError(f"{where}: the game already ended after hand {game.hand_index + 1}")
         log = game.hand_logs[h]
-        rec_events = [
-            parse_event(e, f"{where} event {j + 1}")
-            for j, e in enumerate(_list(_field(hand, "events", where), f"{where} events"))
-        ]
+        rec_events = _hand_events(hand, rules.num_players, where)
         j = 0
         while True:
             while j < len(log.events):
@@ -212,7 +198,7 @@ def replay_record(record, name: str = "game") -> Game:
             if rec[0] == PASS:
                 raise RecordError(f"{where} event {j + 1}: pass while able to play: player {current} has a legal placement")
             try:
-                action = 4 * rec[2] + play_end(rec[3], game.layout.num_tiles == 0)
+                action = action_id(rec[2], play_end(rec[3], game.layout.num_tiles == 0))
             except ValueError as exc:
                 raise RecordError(f"{where} event {j + 1}: {exc}") from None
             try:
