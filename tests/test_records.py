@@ -8,7 +8,7 @@ import pytest
 
 from allfives_env.engine import Game, RecordError
 from allfives_env.engine.events import EventError, event_from_dict, event_to_dict
-from allfives_env.engine.record import read_records, replay_record, write_records
+from allfives_env.engine.record import read_records, replay_file, replay_record, write_records
 from helpers import run_cli
 
 
@@ -192,7 +192,7 @@ PLAY_00 = {"type": "play", "player": 0, "tile": [0, 0], "end": "lead", "points":
         ({"type": "draw", "player": 0, "tile": "0-3"}, "ev tile: not a tile: ['0-3'] (expected [a, b] with pips 0..6)"),
         (dict(PLAY_00, tile=[0, 9]), "ev tile: not a tile: [0, 9] (pips must be 0..6)"),
         (dict(PLAY_00, end="up"), "ev: end must be lead, west, east, north or south, got 'up'"),
-        ({k: v for k, v in PLAY_00.items() if k != "end"}, "ev: ev: missing field 'end'"),
+        ({k: v for k, v in PLAY_00.items() if k != "end"}, "ev: missing field 'end'"),
         ({k: v for k, v in PLAY_00.items() if k != "points"}, "ev: missing field 'points'"),
         (dict(PLAY_00, points=None), "ev points: expected an integer, got None"),
         ({"type": "play", "player": 0}, "ev: missing field 'tile'"),  # the tile is read first
@@ -221,3 +221,32 @@ def test_record_event_errors_are_record_errors():
     record["hands"][0]["events"][0].pop("points")
     with pytest.raises(RecordError, match="^game hand 1 event 1: missing field 'points'$"):
         replay_record(record)
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_a_file_without_games_is_refused(tmp_path, content):
+    path = tmp_path / "empty.jsonl"
+    path.write_text(content)
+    with pytest.raises(RecordError, match="empty.jsonl: no games"):
+        list(replay_file(path))
+    result = run_cli("replay", str(path))
+    assert result.returncode == 1 and "Traceback" not in result.stderr and "no games" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"format": "allfives-record/1", "seed": ' + "9" * 5000 + "}", "line 2: unreadable JSON: Exceeds the limit"),
+        ("[" * 100_000 + "]" * 100_000, "line 2: unreadable JSON: nested too deeply"),
+    ],
+    ids=["5000-digit integer", "100000 nested lists"],
+)
+def test_unreadable_json_is_named_by_its_line(tmp_path, line, message):
+    path = tmp_path / "games.jsonl"
+    write_records([played_record(1)], path)
+    with open(path, "a") as f:
+        f.write(line + "\n")
+    with pytest.raises(RecordError, match=message):
+        list(read_records(path))
+    result = run_cli("replay", str(path))
+    assert result.returncode == 1 and "Traceback" not in result.stderr and message.split(": ", 1)[1][:20] in result.stderr

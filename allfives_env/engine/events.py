@@ -120,9 +120,10 @@ def _tile(value, strict: bool, where: str) -> int:
 
 
 def _end(d: dict, strict: bool, where: str) -> int:
+    value = _field(d, "end", strict, where)
     try:
-        return parse_end(_field(d, "end", strict, where))
-    except ValueError as exc:  # also a record's missing end, whose message then names ``where`` twice
+        return parse_end(value)
+    except ValueError as exc:
         raise EventError(f"{where}: {exc}") from None
 
 

@@ -35,8 +35,8 @@ def write_records(records, path) -> int:
 def read_records(path) -> Iterator[tuple[str, dict]]:
     """Yield ``(where, record)`` from a JSON Lines file, a JSON array, or one JSON object.
 
-    ``where`` names the record (``"FILE line N"``). Malformed JSON raises ``RecordError`` with
-    the file and line.
+    ``where`` names the record (``"FILE line N"``). Malformed JSON, numbers too long to read and
+    nesting too deep to read raise ``RecordError`` with the file and line.
     """
     path = Path(path)
     try:
@@ -47,7 +47,7 @@ def read_records(path) -> Iterator[tuple[str, dict]]:
         raise RecordError(f"{path}: cannot read: {exc}") from None
     try:
         whole = json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not one JSON document: read it line by line
         whole = None
     if isinstance(whole, dict):
         yield f"{path}", whole
@@ -63,6 +63,10 @@ def read_records(path) -> Iterator[tuple[str, dict]]:
             item = json.loads(line)
         except json.JSONDecodeError as exc:
             raise RecordError(f"{path} line {lineno}: malformed JSON: {exc.msg} at column {exc.colno}") from None
+        except ValueError as exc:  # an integer of thousands of digits
+            raise RecordError(f"{path} line {lineno}: unreadable JSON: {exc}") from None
+        except RecursionError:
+            raise RecordError(f"{path} line {lineno}: unreadable JSON: nested too deeply") from None
         yield f"{path} line {lineno}", item
 
 
@@ -240,6 +244,11 @@ def _check_result(recorded, actual, where: str, last: bool, complete) -> None:
 
 
 def replay_file(path) -> Iterator[tuple[str, Game]]:
-    """Replay every record of a file; yield ``(name, game)``; raise ``RecordError`` at the first fault."""
-    for i, (where, record) in enumerate(read_records(path)):
-        yield where, replay_record(record, name=f"{where} (game {i + 1})")
+    """Replay every record of a file; yield ``(name, game)``; raise ``RecordError`` at the first fault,
+    and for a file that holds no game at all."""
+    count = 0
+    for where, record in read_records(path):
+        count += 1
+        yield where, replay_record(record, name=f"{where} (game {count})")
+    if count == 0:
+        raise RecordError(f"{path}: no games (the file holds no record)")
