@@ -1,4 +1,7 @@
-"""Training: config loading and its errors; a tiny run end to end, resume, corrupt checkpoints."""
+"""Training: config loading and its errors; a tiny run end to end, resume, corrupt checkpoints.
+
+The hardening of configs and resume files (crafted files, ranges, what a resume may change) is in
+test_train_hardening.py."""
 
 import json
 import subprocess
@@ -6,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from train.config import ConfigError, TrainConfig, load_config, parse_override
 from helpers import run_cli
@@ -74,10 +78,13 @@ def test_tiny_training_run_resume_and_corrupt_checkpoint(tmp_path):
     # a second fresh run into the same directory is refused; --resume continues it
     again = run_cli("train", "--config", str(TINY), "--run-dir", str(run_dir))
     assert again.returncode == 2 and "pass --resume" in again.stderr
+    saved = yaml.safe_load((run_dir / "config.yaml").read_text())
     resumed = run_cli("train", "--run-dir", str(run_dir), "--resume", "total_steps=1024", "--no-progress")
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming" in resumed.stdout and "from step 512" in resumed.stdout
     assert json.loads((run_dir / "checkpoints" / "latest.json").read_text())["steps"] >= 1024
+    assert yaml.safe_load((run_dir / "config.yaml").read_text()) == dict(saved, total_steps=1024), "only the override changed"
+    assert not list(run_dir.rglob("*.pkl")) and not list(run_dir.rglob("*.tmp")), "no pickles, no half-written files"
 
     # a truncated checkpoint is a clear error, not a traceback
     latest = json.loads((run_dir / "checkpoints" / "latest.json").read_text())

@@ -1,15 +1,20 @@
 """Typed training configuration: dataclasses loaded from YAML (never evaluated), with overrides.
 
 ``load_config("configs/ppo_2p.yaml", ["ppo.learning_rate=1e-4", "total_steps=50000"])`` returns a
-``TrainConfig``. Unknown keys and values of the wrong type raise ``ConfigError`` naming the key
-(``pool.heuristics.greedy: expected a number, got 'lots'``). ``ppo`` takes MaskablePPO's own
-keyword arguments; a key MaskablePPO does not have is refused the same way.
+``TrainConfig``. Unknown keys, values of the wrong type and values out of range raise a one-line
+``ConfigError`` naming the key (``pool.heuristics.greedy: expected a number, got 'lots'``,
+``ppo.gamma: must be in (0, 1], got 1.5``), before anything is written. ``ppo`` takes the numeric
+keyword arguments of MaskablePPO listed in ``PPO_VALUES``, each with its range; agent specs are
+built once (``agents.make_agent``), so their own checks run too. ``resume_changes`` lists what a
+resumed run may change of its saved config (``RESUMABLE``) and refuses the rest.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
+import re
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -233,19 +238,32 @@ def parse_override(text: str) -> tuple[str, Any]:
     return key.strip(), value
 
 
+def _read_yaml(p: Path) -> dict:
+    """The top-level mapping of a YAML file; ``ConfigError`` for anything that is not one."""
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {p}") from None
+    except IsADirectoryError:
+        raise ConfigError(f"config {p} is a directory, not a YAML file") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config {p} is not a text file (not UTF-8 at byte {exc.start})") from None
+    except OSError as exc:
+        raise ConfigError(f"config {p} cannot be read ({exc.strerror or exc})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{p}: not valid YAML: {' '.join(str(exc).split())}") from None
+    if data is None:
+        raise ConfigError(f"config {p} is empty")
+    if not isinstance(data, dict):
+        raise ConfigError(f"{p}: the top level must be a mapping of keys")
+    return data
+
+
 def load_config(path=None, overrides: list[str] | tuple = ()) -> TrainConfig:
     """Read a YAML file (or start from defaults), apply ``key=value`` overrides, validate."""
-    data: dict = {}
-    if path is not None:
-        p = Path(path)
-        try:
-            data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-        except FileNotFoundError:
-            raise ConfigError(f"config file not found: {p}") from None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{p}: not valid YAML: {exc}") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{p}: the top level must be a mapping of keys")
+    data: dict = {} if path is None else _read_yaml(Path(path))
     for text in overrides:
         key, value = parse_override(text)
         _set_path(data, key, value)
@@ -256,23 +274,34 @@ def load_config(path=None, overrides: list[str] | tuple = ()) -> TrainConfig:
     return config
 
 
+def _finite(value) -> bool:
+    return math.isfinite(value)
+
+
 def validate(config: TrainConfig) -> None:
-    """Checks that need more than types: positive counts, known choices, real MaskablePPO keys."""
+    """Checks that need more than types: ranges, known choices, agent specs, MaskablePPO values.
+
+    ``config.ppo`` is normalised in place (``n_steps: 128.0`` -> 128, ``"3e-4"`` -> 0.0003)."""
     try:
         rules = config.game.rules()
         config.game.episode_spec()
     except ValueError as exc:
         raise ConfigError(f"game: {exc}") from None
+    if not (0 <= config.seed < 2**32):
+        raise ConfigError(f"seed: must be an integer in [0, 2**32), got {config.seed}")
+    if not re.fullmatch(r"cpu|cuda|cuda:\d+|mps|auto", config.device):
+        raise ConfigError(f"device: must be cpu, cuda, cuda:N, mps or auto, got {config.device!r}")
+    weights = list(config.pool.heuristics.values())
     checks = [
         (config.total_steps >= 1, "total_steps must be at least 1"),
         (config.n_envs >= 1, "n_envs must be at least 1"),
         (config.vec_env in ("subproc", "dummy"), "vec_env must be subproc or dummy"),
         (config.torch_threads >= 1, "torch_threads must be at least 1"),
         (config.checkpoint_every >= 1, "checkpoint_every must be at least 1"),
-        (config.game.reward_scale > 0, "game.reward_scale must be positive"),
-        (config.pool.self_play >= 0, "pool.self_play must be >= 0"),
-        (all(w >= 0 for w in config.pool.heuristics.values()), "pool.heuristics weights must be >= 0"),
-        (sum(config.pool.heuristics.values()) > 0, "pool.heuristics needs at least one agent with a positive weight"),
+        (_finite(config.game.reward_scale) and config.game.reward_scale > 0, "game.reward_scale must be a finite number > 0"),
+        (_finite(config.pool.self_play) and config.pool.self_play >= 0, "pool.self_play must be a finite number >= 0"),
+        (all(_finite(w) and w >= 0 for w in weights), "pool.heuristics weights must be finite numbers >= 0"),
+        (sum(weights) > 0, "pool.heuristics needs at least one agent with a positive weight"),
         (config.pool.snapshot_every >= 1, "pool.snapshot_every must be at least 1"),
         (config.pool.max_snapshots >= 0, "pool.max_snapshots must be >= 0"),
         (config.net.activation in ("tanh", "relu"), "net.activation must be tanh or relu"),
@@ -286,35 +315,129 @@ def validate(config: TrainConfig) -> None:
     for ok, message in checks:
         if not ok:
             raise ConfigError(message)
-    from agents import parse_spec
-
-    for spec in list(config.pool.heuristics) + config.eval.opponents:
-        try:
-            parse_spec(spec)
-        except ValueError as exc:
-            raise ConfigError(f"agent {spec!r}: {exc}") from None
+    for spec in config.pool.heuristics:
+        _check_agent(spec, "pool.heuristics")
+    for spec in config.eval.opponents:
+        _check_agent(spec, "eval.opponents")
     if config.pool.partner not in ("pool", "learner"):
         if not rules.partnerships:
             raise ConfigError("pool.partner applies to partnership games only")
-        try:
-            parse_spec(config.pool.partner)
-        except ValueError as exc:
-            raise ConfigError(f"pool.partner: {exc}") from None
+        _check_agent(config.pool.partner, "pool.partner")
     if config.pool.partner == "learner" and not rules.partnerships:
         raise ConfigError("pool.partner=learner needs a partnership game")
-    _check_ppo_keys(config.ppo)
+    config.ppo = _check_ppo(config.ppo, config.n_envs)
 
 
-def _check_ppo_keys(ppo: dict) -> None:
+def _check_agent(spec, key: str) -> None:
+    """Parse the spec and build the agent (a file agent: check that its file exists), so that an
+    agent's own value checks fail now rather than in the middle of a run."""
+    from agents import AGENTS, make_agent, parse_spec
+
+    try:
+        name, options = parse_spec(spec)
+        if AGENTS[name].takes_path:
+            if not Path(options).is_file():
+                raise ValueError(f"file not found: {options}")
+        else:
+            make_agent(spec)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{key}: agent {spec!r}: {exc}") from None
+
+
+#: every MaskablePPO argument a config may set: its kind (``float | None``: null allowed), its range
+#: and the range in words
+PPO_VALUES: dict[str, tuple[Any, Any, str]] = {
+    "learning_rate": (float, lambda v: v > 0, "a finite number > 0"),
+    "n_steps": (int, lambda v: v >= 1, "an integer >= 1"),
+    "batch_size": (int, lambda v: v >= 1, "an integer >= 1"),
+    "n_epochs": (int, lambda v: v >= 1, "an integer >= 1"),
+    "gamma": (float, lambda v: 0 < v <= 1, "in (0, 1]"),
+    "gae_lambda": (float, lambda v: 0 < v <= 1, "in (0, 1]"),
+    "clip_range": (float, lambda v: v > 0, "a finite number > 0"),
+    "clip_range_vf": (float | None, lambda v: v > 0, "a finite number > 0 or null"),
+    "normalize_advantage": (bool, None, "true or false"),
+    "ent_coef": (float, lambda v: v >= 0, "a finite number >= 0"),
+    "vf_coef": (float, lambda v: v >= 0, "a finite number >= 0"),
+    "max_grad_norm": (float, lambda v: v > 0, "a finite number > 0"),
+    "target_kl": (float | None, lambda v: v > 0, "a finite number > 0 or null"),
+    "stats_window_size": (int, lambda v: v >= 1, "an integer >= 1"),
+}
+
+
+def _ppo_value(key: str, value):
+    kind, in_range, wanted = PPO_VALUES[key]
+    error = ConfigError(f"ppo.{key}: must be {wanted}, got {value!r}")
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        raise error
+    if value is None and kind == float | None:
+        return None
+    value = _number_or_text(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise error
+    if kind is int:
+        if isinstance(value, float) and not value.is_integer():
+            raise error
+        value = int(value)
+    else:
+        value = float(value)
+    if not in_range(value):
+        raise error
+    return value
+
+
+def _check_ppo(ppo: dict, n_envs: int) -> dict:
+    """The ppo values converted and checked against ``PPO_VALUES``; unknown keys are refused."""
     from sb3_contrib import MaskablePPO
 
     params = inspect.signature(MaskablePPO.__init__).parameters
-    allowed = sorted(k for k in params if k not in RESERVED_PPO_KEYS and k != "self")
-    for key in ppo:
+    out = {}
+    for key, value in ppo.items():
         if key in RESERVED_PPO_KEYS:
             raise ConfigError(f"ppo.{key} is set by the trainer; use the config's own keys (net, seed, device)")
         if key not in params:
-            raise ConfigError(f"unknown key 'ppo.{key}': not a MaskablePPO argument; known: {', '.join(allowed)}")
+            raise ConfigError(f"unknown key 'ppo.{key}': not a MaskablePPO argument; known: {', '.join(PPO_VALUES)}")
+        if key not in PPO_VALUES:
+            raise ConfigError(f"ppo.{key} cannot be set from a config; the keys that can: {', '.join(PPO_VALUES)}")
+        out[key] = _ppo_value(key, value)
+    if out.get("normalize_advantage", True):
+        if out.get("batch_size", params["batch_size"].default) < 2:
+            raise ConfigError(f"ppo.batch_size: must be at least 2 when ppo.normalize_advantage is true (advantages are normalised per batch), got {out['batch_size']}")
+        if out.get("n_steps", params["n_steps"].default) * n_envs < 2:
+            raise ConfigError(f"ppo.n_steps * n_envs must be at least 2 when ppo.normalize_advantage is true, got {out.get('n_steps')} * {n_envs}")
+    return out
+
+
+#: what a resumed run may change of its saved config: these keys and everything under these sections
+RESUMABLE = ("total_steps", "checkpoint_every", "n_envs", "vec_env", "device", "torch_threads", "eval",
+             "pool.heuristics", "pool.self_play", "pool.snapshot_every", "pool.max_snapshots")
+
+
+def _flatten(data: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.update(_flatten(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+def resume_changes(saved: TrainConfig, new: TrainConfig) -> list[str]:
+    """The keys ``new`` changes of ``saved``; ``ConfigError`` if one may not change on resume
+    (the game, the network, the PPO settings, the seed, the name, pool.partner)."""
+    before, after = _flatten(dataclasses.asdict(saved)), _flatten(dataclasses.asdict(new))
+    changed = [k for k in dict.fromkeys([*before, *after]) if before.get(k, "<unset>") != after.get(k, "<unset>")]
+    refused = [k for k in changed if not any(k == r or k.startswith(r + ".") for r in RESUMABLE)]
+    if refused:
+        shown = ", ".join(f"{k} ({before.get(k, '<unset>')!r} -> {after.get(k, '<unset>')!r})" for k in refused)
+        raise ConfigError(
+            f"{shown} cannot change on resume: a resumed run keeps its game, network, ppo settings, seed and name; "
+            f"only {', '.join(k + ('.*' if k == 'eval' else '') for k in RESUMABLE)} may change"
+        )
+    return changed
 
 
 def to_yaml(config: TrainConfig) -> str:

@@ -1,9 +1,11 @@
 """Self-play training of MaskablePPO on All Fives, from a typed config. Reads top to bottom.
 
-1. the run directory and the resolved config;  2. the environments (the learner's seat against
-agents drawn from the opponent pool);  3. the model, new or resumed from the latest checkpoint;
-4. callbacks: snapshots into the pool, evaluation, checkpoints;  5. learning;  6. the final
-evaluation against the baselines, ``final.zip``, ``best.zip`` and ``card.json``.
+0. checks that need no writing: the device, and for a resume the run's saved config (a resume
+may change only ``config.RESUMABLE``) and the latest checkpoint;  1. the run directory and the
+resolved config;  2. the environments (the learner's seat against agents drawn from the opponent
+pool);  3. the model, new or resumed from the latest checkpoint;  4. callbacks: snapshots into the
+pool, evaluation, checkpoints;  5. learning;  6. the final evaluation against the baselines,
+``final.zip``, ``best.zip`` and ``card.json``.
 """
 
 from __future__ import annotations
@@ -19,25 +21,35 @@ import numpy as np
 
 from allfives_env.observation import OBS_SIZE, OBS_VERSION
 
-from .checkpoint import CheckpointError, latest_checkpoint, load_model, load_state, save_checkpoint, set_rng_state
-from .config import TrainConfig, to_yaml
+from .checkpoint import CheckpointError, atomic_write, check_model, latest_checkpoint, load_model, load_state, save_checkpoint, set_rng_state
+from .config import ConfigError, TrainConfig, load_config, resume_changes, to_yaml
 from .envs import make_env_fn
 from .evaluate import evaluate, format_table
 from .pool import OpponentPool
+
+#: the resolved config, saved in the run directory; a resume continues with it
+CONFIG_NAME = "config.yaml"
 
 
 def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = True) -> dict:
     """Train (or resume) a run; return its card (config, steps, wall time, final evaluation)."""
     import torch
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
     from .callbacks import CheckpointCallback, EvalCallback, SelfPlayCallback, learner_agent, save_model
 
-    # 1. run directory, resolved config, seeds ---------------------------------------------------
+    # 0. checks before anything is written --------------------------------------------------------
     run_dir = Path(run_dir)
+    check_device(cfg.device)
+    if resume:
+        resume_changes(saved_config(run_dir), cfg)
+        checkpoint = latest_checkpoint(run_dir)
+        state = load_state(checkpoint, run_dir)
+        check_model(checkpoint.model)
+
+    # 1. run directory, resolved config, seeds ---------------------------------------------------
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(to_yaml(cfg), encoding="utf-8")
+    atomic_write(run_dir / CONFIG_NAME, to_yaml(cfg).encode())
     torch.set_num_threads(cfg.torch_threads)
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
@@ -48,12 +60,9 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
     # 2. opponent pool and environments ----------------------------------------------------------
     pool = OpponentPool(cfg.pool.heuristics, cfg.pool.self_play, cfg.pool.max_snapshots, run_dir / "pool")
     tracker = {"best": -1.0, "best_steps": None, "evals": 0, "wall_seconds": 0.0}
-    state = None
     if resume:
-        model_path, state_path, steps = latest_checkpoint(run_dir)
-        state = load_state(state_path)
-        pool.restore(state.get("pool", {}))
-        tracker.update(state.get("tracker", {}))
+        pool.restore(state["pool"])
+        tracker.update(state["tracker"])
     specs, weights = pool.entries()
     fns = [make_env_fn(cfg, rank, specs, weights) for rank in range(cfg.n_envs)]
     vec = SubprocVecEnv(fns) if cfg.vec_env == "subproc" and cfg.n_envs > 1 else DummyVecEnv(fns)
@@ -62,26 +71,12 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
     try:
         # 3. model: new, or the latest checkpoint ----------------------------------------------------
         if resume:
-            model = load_model(model_path, env=env, device=cfg.device, tensorboard_log=str(run_dir / "tb"))
+            policy_class, policy_kwargs = policy_spec(cfg)
+            model = load_model(checkpoint.model, env, cfg.device, policy_class, policy_kwargs, cfg.ppo, state["episodes"], tensorboard_log=str(run_dir / "tb"))
             set_rng_state(state["rng"])
             print(f"resuming {run_dir} from step {model.num_timesteps}")
         else:
-            from agents.network import AllFivesPolicy
-
-            activation = torch.nn.Tanh if cfg.net.activation == "tanh" else torch.nn.ReLU
-            policy_kwargs = {"net_arch": {"pi": list(cfg.net.pi), "vf": list(cfg.net.vf)}, "activation_fn": activation}
-            if cfg.net.policy == "scorer":
-                policy_kwargs["scorer_width"] = cfg.net.scorer_width
-            model = MaskablePPO(
-                AllFivesPolicy if cfg.net.policy == "scorer" else "MlpPolicy",
-                env,
-                policy_kwargs=policy_kwargs,
-                tensorboard_log=str(run_dir / "tb"),
-                seed=cfg.seed,
-                device=cfg.device,
-                verbose=0,
-                **cfg.ppo,
-            )
+            model = new_model(cfg, env, run_dir / "tb")
 
         # 4. callbacks -----------------------------------------------------------------------------
         started = time.time()
@@ -126,7 +121,7 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
     rows = evaluate(final_agent, cfg.eval.opponents, rules, cfg.eval.final_games, seed=cfg.seed + 424242, workers=cfg.eval.workers)
     table = format_table(rows, f"final evaluation of {run_dir / 'final.zip'} ({cfg.eval.final_games} duplicate games each)")
     print(table)
-    (run_dir / "eval.txt").write_text(table + "\n", encoding="utf-8")
+    atomic_write(run_dir / "eval.txt", (table + "\n").encode())
     card = {
         "name": cfg.name,
         "model": "final.zip",
@@ -138,15 +133,74 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
         "final_evaluation": [{k: r[k] for k in ("opponent", "games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff")} for r in rows],
         "config": dataclasses.asdict(cfg),
     }
-    (run_dir / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    atomic_write(run_dir / "card.json", (json.dumps(card, indent=1) + "\n").encode())
     return card
 
 
+def policy_spec(cfg: TrainConfig) -> tuple[type, dict]:
+    """The policy class and its keyword arguments, from ``cfg.net``."""
+    import torch
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    from agents.network import AllFivesPolicy
+
+    activation = torch.nn.Tanh if cfg.net.activation == "tanh" else torch.nn.ReLU
+    policy_kwargs = {"net_arch": {"pi": list(cfg.net.pi), "vf": list(cfg.net.vf)}, "activation_fn": activation}
+    if cfg.net.policy == "scorer":
+        policy_kwargs["scorer_width"] = cfg.net.scorer_width
+        return AllFivesPolicy, policy_kwargs
+    return MaskableActorCriticPolicy, policy_kwargs
+
+
+def new_model(cfg: TrainConfig, env, tensorboard_dir):
+    """A fresh MaskablePPO for ``cfg`` on ``env``."""
+    from sb3_contrib import MaskablePPO
+
+    policy_class, policy_kwargs = policy_spec(cfg)
+    return MaskablePPO(
+        policy_class,
+        env,
+        policy_kwargs=policy_kwargs,
+        tensorboard_log=str(tensorboard_dir),
+        seed=cfg.seed,
+        device=cfg.device,
+        verbose=0,
+        **cfg.ppo,
+    )
+
+
+def check_device(device: str) -> None:
+    """``ConfigError`` for a device this machine lacks (SB3 itself falls back from cuda to cpu)."""
+    import torch
+
+    if device == "mps" and not torch.backends.mps.is_available():
+        raise ConfigError("device: mps is not available on this machine")
+    if device.startswith("cuda:") and torch.cuda.is_available() and int(device[5:]) >= torch.cuda.device_count():
+        raise ConfigError(f"device: {device} does not exist; this machine has {torch.cuda.device_count()} CUDA device(s)")
+
+
+def saved_config(run_dir) -> TrainConfig:
+    """The config a run was started with (``RUN/config.yaml``); ``ConfigError`` if it is missing."""
+    path = Path(run_dir) / CONFIG_NAME
+    if not path.is_file():
+        raise ConfigError(f"cannot resume {run_dir}: its saved config {path} is missing (a resumed run continues with the config it was started with)")
+    return load_config(path)
+
+
+def resume_config(run_dir, config_path=None, overrides=()) -> TrainConfig:
+    """The config of a resumed run: its saved config, or ``config_path``, with ``overrides``;
+    ``ConfigError`` if that changes anything but ``config.RESUMABLE`` of the saved config."""
+    saved = saved_config(run_dir)
+    config = load_config(config_path if config_path is not None else Path(run_dir) / CONFIG_NAME, overrides)
+    resume_changes(saved, config)
+    return config
+
+
 def check_run_dir(run_dir, resume: bool) -> None:
-    """A fresh run must not overwrite another; a resume needs a checkpoint."""
+    """A fresh run must not overwrite another; a resume needs a readable checkpoint state."""
     run_dir = Path(run_dir)
     if resume:
-        latest_checkpoint(run_dir)
+        load_state(latest_checkpoint(run_dir), run_dir)
     elif run_dir.exists() and any(run_dir.iterdir()):
         raise CheckpointError(f"run directory {run_dir} is not empty: pass --resume to continue it, or another --run-dir")
 

@@ -9,19 +9,20 @@ from .common import CLIError
 
 def add_parser(sub, name: str) -> None:
     p = sub.add_parser(name, help="train a bot with self-play MaskablePPO from a YAML config")
-    p.add_argument("--config", help="YAML config (see configs/); with --resume the run's saved config is used")
+    p.add_argument("--config", help="YAML config (see configs/); with --resume the run's saved config is used, and a --config given must agree with it")
     p.add_argument("--run-dir", help="where checkpoints, TensorBoard logs and models go (default runs/NAME)")
-    p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint of --run-dir")
+    p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint of --run-dir, with its saved config")
     p.add_argument("--seed", type=int, help="override the config's seed")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides, e.g. total_steps=50000 ppo.learning_rate=1e-4")
+    p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
+                   help="config overrides, e.g. total_steps=50000 ppo.learning_rate=1e-4 (on --resume: total_steps, checkpoint_every, eval.*, ... only; see docs/training.md)")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     from train.checkpoint import CheckpointError
     from train.config import ConfigError, load_config
-    from train.train import check_run_dir, train
+    from train.train import check_run_dir, resume_config, train
 
     overrides = list(args.overrides)
     if args.seed is not None:
@@ -30,14 +31,15 @@ def run(args) -> int:
         if args.resume:
             if not args.run_dir:
                 raise CLIError("--resume needs --run-dir (the run to continue)")
-            saved = Path(args.run_dir) / "config.yaml"
-            config = load_config(args.config or (saved if saved.exists() else None), overrides)
+            run_dir = args.run_dir
+            check_run_dir(run_dir, resume=True)
+            config = resume_config(run_dir, args.config, overrides)
         else:
             if not args.config:
                 raise CLIError("--config is required (e.g. --config configs/quickstart_2p.yaml)")
             config = load_config(args.config, overrides)
-        run_dir = args.run_dir or str(Path("runs") / config.name)
-        check_run_dir(run_dir, args.resume)
+            run_dir = args.run_dir or str(Path("runs") / config.name)
+            check_run_dir(run_dir, resume=False)
         card = train(config, run_dir, resume=args.resume, progress_bar=not args.no_progress)
     except (ConfigError, CheckpointError) as exc:
         raise CLIError(str(exc)) from None
