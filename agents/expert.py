@@ -29,6 +29,7 @@ from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, IS_DOUBLE, TILE_P
 
 from .base import Agent
 from .belief import allowed_mask, unseen_mask
+from .registry import check_options
 
 DEFAULT_WEIGHTS = {
     "points": 1.0,
@@ -76,7 +77,7 @@ class ExpertAgent(Agent):
     def __init__(self, seed: int | None = None, **weights: float) -> None:
         super().__init__(seed)
         self.weights = dict(DEFAULT_WEIGHTS)
-        self.weights.update(weights)
+        self.weights.update(check_options("expert", weights))  # known names, finite numbers
 
     def act(self, view) -> int:
         legal = view.legal_actions

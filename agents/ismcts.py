@@ -27,8 +27,10 @@ from allfives_env.engine.rewards import win_rewards, zero_sum
 
 from .base import Agent
 from .belief import determinize
+from .registry import check_options
 from .greedy import greedy_action
 
+#: the rollout policies (the ``rollout`` option's choices in ``agents.registry.AGENTS``)
 ROLLOUTS = ("greedy", "random")
 
 
@@ -70,12 +72,8 @@ class ISMCTSAgent(Agent):
 
     def __init__(self, seed: int | None = None, iters: int = 200, seconds: float = 0.0, rollout: str = "greedy", c: float = 0.7):
         super().__init__(seed)
-        if iters < 1:
-            raise ValueError(f"ismcts: iters must be at least 1, got {iters}")
-        if seconds < 0:
-            raise ValueError(f"ismcts: seconds must be >= 0, got {seconds}")
-        if rollout not in ROLLOUTS:
-            raise ValueError(f"ismcts: rollout must be one of {', '.join(ROLLOUTS)}, got {rollout!r}")
+        # the ranges are those of the registry (agents.registry.AGENTS); seconds=0 is the default: no time budget
+        check_options("ismcts", dict(iters=iters, rollout=rollout, c=c, **({"seconds": seconds} if seconds != 0 else {})))
         self.iters = iters
         self.seconds = seconds
         self.rollout = rollout

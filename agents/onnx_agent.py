@@ -1,7 +1,10 @@
 """``onnx:PATH``: a policy exported with ``allfives export``, run by onnxruntime (no torch, no SB3).
 
 The observation is built by the numpy encoder of ``allfives_env.observation``; the mask is the
-second input of the graph, which returns the chosen legal action directly.
+second input of the graph, which returns the chosen legal action directly. The file's metadata
+(written by ``allfives export``) must give ``obs_version`` and ``obs_size`` matching this package,
+and ``rules`` as JSON (an object of rules options, or ``null`` when unknown); a file that lacks them
+or has them malformed is refused with a ``PolicyFileError`` naming the file and the key.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import os
 
 import numpy as np
 
+from allfives_env.engine.rules import Rules
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.observation import OBS_SIZE, OBS_VERSION, encode
 
@@ -37,14 +41,20 @@ class OnnxPolicy:
         except Exception as exc:  # onnxruntime raises its own exception types for bad files
             raise PolicyFileError(f"not a readable ONNX policy: {path} ({type(exc).__name__}: {exc})") from None
         self.metadata = dict(self.session.get_modelmeta().custom_metadata_map)
-        version = int(self.metadata.get("obs_version", -1))
-        size = int(self.metadata.get("obs_size", -1))
+        missing = [key for key in ("obs_version", "obs_size") if key not in self.metadata]
+        if missing:
+            raise PolicyFileError(
+                f"{path} has no {' or '.join(repr(k) for k in missing)} in its ONNX metadata, so the observation "
+                f"layout it takes is unknown (this package builds size {OBS_SIZE}, OBS_VERSION {OBS_VERSION}); "
+                "export the policy with 'allfives export'"
+            )
+        version, size = (_metadata_int(path, self.metadata, key) for key in ("obs_version", "obs_size"))
         if version != OBS_VERSION or size != OBS_SIZE:
             raise PolicyFileError(
                 f"{path} was exported for observations of size {size} (OBS_VERSION {version}); "
                 f"this package builds size {OBS_SIZE} (OBS_VERSION {OBS_VERSION})"
             )
-        self.rules = json.loads(self.metadata.get("rules", "null") or "null")
+        self.rules = _metadata_rules(path, self.metadata.get("rules"))
         self.path = path
 
     def run(self, obs: np.ndarray, mask: np.ndarray):
@@ -58,6 +68,31 @@ class OnnxPolicy:
         batch = x.reshape(-1, OBS_SIZE)
         out = self.run(batch, np.ones((len(batch), NUM_ACTIONS), np.float32))[0]
         return out[0] if x.ndim == 1 else out
+
+
+def _metadata_int(path: str, metadata: dict, key: str) -> int:
+    text = metadata[key]
+    try:
+        return int(text)
+    except ValueError:
+        raise PolicyFileError(f"{path}: the ONNX metadata {key!r} must be an integer, got {text!r}") from None
+
+
+def _metadata_rules(path: str, text: str | None) -> dict | None:
+    """The ``rules`` metadata as a dict of rules options (``None``: absent or ``null``), checked."""
+    if not text:
+        return None
+    try:
+        rules = json.loads(text)
+    except ValueError as exc:
+        raise PolicyFileError(f"{path}: the ONNX metadata 'rules' is not valid JSON ({exc}): {text[:80]!r}") from None
+    if rules is None:
+        return None
+    try:
+        Rules.from_dict(rules)
+    except (TypeError, ValueError) as exc:
+        raise PolicyFileError(f"{path}: the ONNX metadata 'rules' are not valid rules: {exc}") from None
+    return rules
 
 
 class OnnxAgent(Agent):

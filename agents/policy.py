@@ -6,7 +6,9 @@ training pool's snapshots use it). Either way the actor network (observation -> 
 as numpy matrix products; the agent plays the legal move with the highest logit.
 
 The observation layout a policy was trained on is checked when it loads: a policy built for
-another observation size or ``OBS_VERSION`` is refused with a message naming both.
+another observation size or ``OBS_VERSION`` is refused with a message naming both. The number of
+players (and partnerships) it was trained for is checked against a game's rules by
+``check_policy_players``, the one check the server, ``allfives tournament`` and ``allfives play`` use.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import zipfile
 
 import numpy as np
 
+from allfives_env.engine.rules import Rules
 from allfives_env.observation import OBS_SIZE, OBS_VERSION, encode
 
 from .action_features import action_features
@@ -32,6 +35,48 @@ _ACTIVATIONS = {
 
 class PolicyFileError(ValueError):
     """A policy file that is missing, corrupt, or built for another observation layout."""
+
+
+class PolicyPlayersError(ValueError):
+    """A policy asked to play a game for another number of players (or partnerships) than it was trained for."""
+
+
+def trained_rules(agent) -> Rules | None:
+    """The ``Rules`` a policy agent was trained on, from its file's metadata; ``None`` for agents
+    without a policy and policies that do not record them. ``PolicyFileError`` naming the agent
+    when the recorded rules are invalid."""
+    raw = getattr(getattr(agent, "policy", None), "rules", None)
+    if raw is None:
+        return None
+    try:
+        return Rules.from_dict(raw)
+    except (TypeError, ValueError) as exc:
+        name = getattr(agent, "name", type(agent).__name__)
+        raise PolicyFileError(f"{name}: the rules in the policy's metadata are invalid: {exc}") from None
+
+
+def describe_players(rules: Rules) -> str:
+    """``"2 players"``, ``"4 players in partnerships"``, ``"4 players, cut-throat"``."""
+    if rules.partnerships:
+        return f"{rules.num_players} players in partnerships"
+    return f"{rules.num_players} players" + (", cut-throat" if rules.num_players == 4 else "")
+
+
+def check_trained_players(name: str, trained: Rules | None, rules: Rules, what: str = "this game") -> None:
+    """``PolicyPlayersError`` if ``trained`` (the policy ``name``'s rules, ``None``: unknown) has another
+    number of players or partnerships than ``rules`` (``what`` they are for, in the message)."""
+    if trained is not None and (rules.num_players, rules.partnerships) != (trained.num_players, trained.partnerships):
+        raise PolicyPlayersError(
+            f"the policy {name} was trained for {describe_players(trained)} "
+            f"(rules {json.dumps(trained.to_dict())}); {what} is for {describe_players(rules)}"
+        )
+
+
+def check_policy_players(agent, rules: Rules, what: str = "this game") -> None:
+    """Refuse (``ValueError``) to seat a policy agent in a game of ``rules`` for another number of
+    players or partnerships than it was trained for. Agents without a policy, and policies that do
+    not record their rules, pass. The server, ``allfives tournament`` and ``allfives play`` call this."""
+    check_trained_players(getattr(agent, "name", type(agent).__name__), trained_rules(agent), rules, what)
 
 
 class NumpyPolicy:

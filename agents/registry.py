@@ -1,13 +1,16 @@
 """Agents by name: ``make_agent("greedy")``, ``make_agent("ismcts:iters=400,rollout=greedy")``, ``ppo:PATH``.
 
 A spec is ``name`` or ``name:key=value,...``; for the policy agents (``ppo``, ``onnx``) everything
-after the colon is a file path. Unknown names, unknown keys and bad values raise ``ValueError``
-listing what is available.
+after the colon is a file path. Unknown names, unknown keys, a key given twice and bad values
+(the wrong type, not finite, out of the option's range) raise ``ValueError`` listing what is
+available. Each option's type and range are in ``AGENTS``, the one place that defines them; the
+agents check values given to their constructors against the same table (``check_options``).
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 import os
 from dataclasses import dataclass, field
 
@@ -15,13 +18,53 @@ from .base import Agent, FunctionAgent
 
 
 @dataclass(frozen=True)
+class Option:
+    """An agent option's type and the values it takes: numbers are finite, at least ``min`` (or,
+    with ``above``, strictly more than it); ``choices`` lists the values of a string option."""
+
+    type: type
+    min: float | None = None
+    above: bool = False
+    choices: tuple = ()
+
+    def describe(self) -> str:
+        """``int>=1``, ``float>0``, ``greedy|random``, ``float``: for ``available()``."""
+        if self.choices:
+            return "|".join(map(str, self.choices))
+        if self.min is None:
+            return self.type.__name__
+        return f"{self.type.__name__}{'>' if self.above else '>='}{self.min:g}"
+
+    def check(self, value, key: str, agent: str):
+        """``value`` if the option takes it, else ``ValueError`` naming the agent, the option and the rule."""
+        if self.choices:
+            if value not in self.choices:
+                raise ValueError(f"agent {agent!r}: option {key}={value!r} must be one of {', '.join(map(str, self.choices))}")
+            return value
+        if self.type in (int, float):
+            if isinstance(value, bool) or not isinstance(value, int if self.type is int else (int, float)):
+                what = "an int" if self.type is int else "a number"
+                raise ValueError(f"agent {agent!r}: option {key}={value!r} must be {what}")
+            if not math.isfinite(value):
+                raise ValueError(f"agent {agent!r}: option {key}={value!r} must be a finite number")
+            if self.min is not None and (value <= self.min if self.above else value < self.min):
+                raise ValueError(f"agent {agent!r}: option {key}={value!r} must be {'>' if self.above else '>='} {self.min:g}")
+        return value
+
+
+@dataclass(frozen=True)
 class AgentType:
-    """How to build one kind of agent: ``module:Class``, its options and their types, a summary."""
+    """How to build one kind of agent: ``module:Class``, a summary, its options (name -> ``Option``,
+    or a plain type for an option with no range) and whether it takes a file path instead."""
 
     target: str
     summary: str
-    options: dict[str, type] = field(default_factory=dict)
+    options: dict[str, Option] = field(default_factory=dict)
     takes_path: bool = False
+
+    def __post_init__(self) -> None:
+        options = {k: v if isinstance(v, Option) else Option(v) for k, v in self.options.items()}
+        object.__setattr__(self, "options", options)
 
 
 AGENTS: dict[str, AgentType] = {
@@ -30,12 +73,18 @@ AGENTS: dict[str, AgentType] = {
     "expert": AgentType(
         "agents.expert:ExpertAgent",
         "hand-written heuristic: points, the reply it allows, hand shape",
-        {name: float for name in ("points", "threat", "partner", "domino", "heavy", "variety", "mobility", "double")},
+        # the weights of the terms; any finite number (a negative weight reverses a term)
+        {name: Option(float) for name in ("points", "threat", "partner", "domino", "heavy", "variety", "mobility", "double")},
     ),
     "ismcts": AgentType(
         "agents.ismcts:ISMCTSAgent",
         "information-set Monte Carlo tree search over sampled hidden hands",
-        {"iters": int, "seconds": float, "rollout": str, "c": float},
+        {
+            "iters": Option(int, min=1),
+            "seconds": Option(float, min=0, above=True),  # a time budget instead of iters (default: none)
+            "rollout": Option(str, choices=("greedy", "random")),
+            "c": Option(float, min=0),
+        },
     ),
     "ppo": AgentType("agents.policy:PPOAgent", "a trained policy (SB3 MaskablePPO zip or exported .npz)", takes_path=True),
     "onnx": AgentType("agents.onnx_agent:OnnxAgent", "an exported ONNX policy (numpy + onnxruntime only)", takes_path=True),
@@ -54,13 +103,14 @@ def available() -> str:
         if kind.takes_path:
             parts.append(f"{name}:PATH")
         elif kind.options:
-            parts.append(f"{name}[:{','.join(f'{k}=' + t.__name__ for k, t in kind.options.items())}]")
+            parts.append(f"{name}[:{','.join(f'{k}=' + o.describe() for k, o in kind.options.items())}]")
         else:
             parts.append(name)
     return ", ".join(parts)
 
 
-def _convert(value: str, kind: type, key: str, name: str):
+def _convert(value: str, option: Option, key: str, name: str):
+    kind = option.type
     try:
         if kind is bool:
             if value.lower() in ("1", "true", "yes", "on"):
@@ -68,9 +118,25 @@ def _convert(value: str, kind: type, key: str, name: str):
             if value.lower() in ("0", "false", "no", "off"):
                 return False
             raise ValueError
-        return kind(value)
+        converted = kind(value)
     except ValueError:
         raise ValueError(f"agent {name!r}: option {key}={value!r} is not a valid {kind.__name__}") from None
+    if isinstance(converted, float) and not math.isfinite(converted):
+        raise ValueError(f"agent {name!r}: option {key}={value!r} must be a finite number")
+    return option.check(converted, key, name)
+
+
+def check_options(name: str, options: dict) -> dict:
+    """``options`` (key -> value) if agent ``name`` has every key and takes every value (see ``Option``);
+    else ``ValueError`` naming the option. For the agents' constructors, so that values given
+    without a spec meet the same rules."""
+    kind = AGENTS[name]
+    for key, value in options.items():
+        if key not in kind.options:
+            known = ", ".join(kind.options) or "none"
+            raise ValueError(f"agent {name!r} has no option {key!r}; its options: {known}")
+        kind.options[key].check(value, key, name)
+    return options
 
 
 def parse_spec(spec: str) -> tuple[str, dict | str]:
@@ -94,6 +160,8 @@ def parse_spec(spec: str) -> tuple[str, dict | str]:
         if key not in kind.options:
             known = ", ".join(kind.options) or "none"
             raise ValueError(f"agent {name!r} has no option {key!r}; its options: {known}")
+        if key in options:
+            raise ValueError(f"agent {name!r}: option {key!r} is given twice in {spec.strip()!r}")
         options[key] = _convert(value.strip(), kind.options[key], key, name)
     return name, options
 

@@ -24,7 +24,12 @@ the episode options of ``allfives_env.episode.EpisodeSpec``:
 
 Illegal actions: ``raw_env`` raises the engine's ``IllegalMoveError`` (the state is unchanged);
 ``env()`` adds PettingZoo's standard wrappers, which end the game for everyone, give the offender
--1, and put the engine's explanation in ``infos[agent]["illegal_move"]``.
+-1, and put the engine's explanation in ``infos[agent]["illegal_move"]``. An action is an int (a
+Python int or a numpy integer); anything else for a live agent (a bool, a float, a string, ``None``)
+is an error that changes nothing: a ``TypeError``, or from ``env()`` PettingZoo's
+``AssertionError`` for what is not in the action space. Dead agents step with ``None``. Stepping
+``raw_env`` once every agent is done raises ``GameOverError``; ``env()`` only warns, as PettingZoo's
+wrappers do. Seeds follow gymnasium: ``None`` or a non-negative int (numpy integers too).
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from allfives_env.engine.rewards import zero_sum
 from allfives_env.engine.rules import rules_from
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
+from allfives_env.inputs import as_action, as_seed
 from allfives_env.observation import OBS_SIZE, OBS_VERSION, action_mask, encode
 from allfives_env.render import render_view
 
@@ -105,7 +111,8 @@ class raw_env(AECEnv):
 
     # ------------------------------------------------------------------ episode
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        """Deal a new game. ``seed`` fixes it (and the games of later seedless resets)."""
+        """Deal a new game. ``seed`` (``None`` or an int >= 0) fixes it (and the games of later seedless resets)."""
+        seed = as_seed(seed)
         if seed is not None:
             self._seeder = random.Random(seed)
         elif self._seeder is None:
@@ -128,9 +135,15 @@ class raw_env(AECEnv):
 
     def step(self, action) -> None:
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
+        try:
+            dead = self.terminations[agent] or self.truncations[agent]
+        except KeyError:  # every agent has stepped out after the end
+            raise GameOverError("the game is over and every agent is done; call reset() to deal a new one") from None
+        if dead:
             self._was_dead_step(action)
             return
+        if type(action) is not int:
+            action = as_action(action)
         game = self.game
         if self._rewards_dirty:
             self._clear_rewards()
@@ -209,15 +222,13 @@ class IllegalMoveInfo(wrappers.TerminateIllegalWrapper):
     def step(self, action) -> None:
         agent = self.agent_selection
         message = ""
-        if self._prev_obs is None and not (self.terminations.get(agent) or self.truncations.get(agent)):
+        live = not (self.terminations.get(agent) or self.truncations.get(agent))
+        if live and self.agents:
+            action = as_action(action)  # a bool or a float must not index the mask
+        if self._prev_obs is None and live:
             self.observe(agent)
         prev = self._prev_obs
-        if (
-            prev is not None
-            and action is not None
-            and not (self.terminations.get(agent) or self.truncations.get(agent))
-            and not prev["action_mask"][action]
-        ):
+        if prev is not None and action is not None and live and not prev["action_mask"][action]:
             message = self.env.unwrapped.describe_illegal(action)
         super().step(action)
         if message and self._terminated:

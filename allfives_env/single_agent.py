@@ -24,10 +24,11 @@ import numpy as np
 from gymnasium import spaces
 
 from allfives_env.engine import Game, IllegalMoveError, Rules
-from allfives_env.engine.rules import rules_from
 from allfives_env.engine.rewards import zero_sum
+from allfives_env.engine.rules import rules_from
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
+from allfives_env.inputs import as_action, as_seed
 from allfives_env.observation import OBS_SIZE, OBS_VERSION, encode
 from allfives_env.opponents import RandomOpponent, as_opponents
 from allfives_env.render import render_view
@@ -48,7 +49,9 @@ class SingleAgentEnv(gym.Env):
         illegal_action: ``"raise"`` (default): an illegal action raises the engine's
             ``IllegalMoveError`` and changes nothing; ``"lose"``: it ends the episode
             (terminated) with reward ``illegal_reward`` and the engine's message in
-            ``info["illegal_move"]`` (for algorithms without action masking).
+            ``info["illegal_move"]`` (for algorithms without action masking). Either way an
+            action that is not an int (a Python int or a numpy integer; not a bool, a float or a
+            string) is a ``TypeError``, and changes nothing.
         episode, reward, max_hands: the episode options (``allfives_env.episode.EpisodeSpec``).
         rules: a ``Rules``; or give the rules options themselves (``num_players=4``, ...).
         render_mode: as in ``raw_env``.
@@ -115,7 +118,8 @@ class SingleAgentEnv(gym.Env):
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
+        """Start an episode. ``seed``: ``None`` or a non-negative int (numpy integers too), as gymnasium."""
+        super().reset(seed=as_seed(seed))
         rng = self.np_random
         n = self.rules.num_players
         for _ in range(1000):
@@ -150,6 +154,7 @@ class SingleAgentEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if self.game.over or self._lost_by_illegal:
             raise RuntimeError("the episode is over; call reset()")
+        action = as_action(action)
         if self.illegal_action == "lose":
             try:
                 self.game.check(action)
@@ -158,7 +163,7 @@ class SingleAgentEnv(gym.Env):
                 info = self._info()
                 info["illegal_move"] = str(exc)
                 return self._obs(), self.illegal_reward, True, False, info
-        self.game.step(int(action))
+        self.game.step(action)
         self._play_others()
         game = self.game
         terminated = truncated = False

@@ -134,7 +134,7 @@ def test_registry_parses_specs_and_names_problems():
         make_agent("ismcts:depth=3")
     with pytest.raises(ValueError, match="option iters='many' is not a valid int"):
         make_agent("ismcts:iters=many")
-    with pytest.raises(ValueError, match="rollout must be one of greedy, random"):
+    with pytest.raises(ValueError, match="option rollout='smart' must be one of greedy, random"):
         make_agent("ismcts:rollout=smart")
     assert {"random", "greedy", "expert", "ismcts"} <= set(AGENTS)
     fn = make_agent(lambda view: view.legal_actions[0])

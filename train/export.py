@@ -5,7 +5,10 @@ docs/observation.md) and ``action_mask`` (float32, ``[N, 112]``, 1 for legal act
 outputs: ``logits`` (the raw policy logits), ``masked_logits`` (illegal actions set to -1e9) and
 ``action`` (int64, the legal action with the highest logit). The masking is inside the graph, so a
 runtime only has to build the two inputs. The ONNX metadata holds ``obs_version``, ``obs_size``,
-``num_actions``, ``rules`` (JSON) and ``source``.
+``num_actions``, ``rules`` (JSON: the rules options, or ``null`` when the model does not record
+them; a model whose recorded rules are invalid is refused) and ``source``.
+
+``export_onnx`` replaces ``out_path`` if it exists (``allfives export`` refuses unless ``--force``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from allfives_env.engine.rules import Rules
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.observation import OBS_SIZE, OBS_VERSION
 
@@ -71,6 +75,11 @@ def export_onnx(model_path, out_path, opset: int = 17) -> dict:
         check_layout(metadata, obs_size, str(model_path))
     except PolicyFileError as exc:
         raise ExportError(str(exc)) from None
+    if metadata.get("rules") is not None:
+        try:
+            Rules.from_dict(metadata["rules"])
+        except (TypeError, ValueError) as exc:
+            raise ExportError(f"{model_path}: the 'rules' in its metadata are not valid rules: {exc}") from None
     actor = _actor_module(model.policy)
     obs = torch.zeros((1, OBS_SIZE), dtype=torch.float32)
     mask = torch.ones((1, NUM_ACTIONS), dtype=torch.float32)

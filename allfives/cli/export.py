@@ -11,6 +11,7 @@ def add_parser(sub, name: str) -> None:
     p = sub.add_parser(name, help="export a trained MaskablePPO policy to ONNX (see docs/frontends.md)")
     p.add_argument("model", help="the model zip written by allfives train (final.zip, best.zip, models/*.zip)")
     p.add_argument("--out", help="the ONNX file to write (default: MODEL with .onnx)")
+    p.add_argument("--force", action="store_true", help="overwrite the ONNX file if it exists (default: refuse)")
     p.add_argument("--opset", type=int, default=17, help="ONNX opset (default %(default)s)")
     p.add_argument("--check", type=int, default=1000, metavar="N",
                    help="compare ONNX and torch on N observations of random games (0: skip; default %(default)s)")
@@ -19,10 +20,23 @@ def add_parser(sub, name: str) -> None:
 
 
 def run(args) -> int:
+    if args.check < 0:
+        raise CLIError(f"--check must be 0 (skip) or a number of observations, got {args.check}")
+    out = Path(args.out) if args.out else Path(args.model).with_suffix(".onnx")
+    model = Path(args.model)
+    if not model.exists():
+        raise CLIError(f"model file not found: {model}")
+    if out.exists() or out.is_symlink():
+        if model.exists() and out.resolve() == model.resolve():
+            raise CLIError(f"--out {out} is the model itself; choose another file")
+        if out.is_dir():
+            raise CLIError(f"{out} is a directory; give --out the ONNX file to write")
+        if not args.force:
+            raise CLIError(f"{out} already exists; give --force to overwrite it, or --out another file")
+
     from train.export import ExportError, export_onnx
     from train.parity import check_parity
 
-    out = Path(args.out) if args.out else Path(args.model).with_suffix(".onnx")
     try:
         info = export_onnx(args.model, out, opset=args.opset)
     except ExportError as exc:

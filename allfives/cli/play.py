@@ -29,13 +29,16 @@ def add_parser(sub, name: str) -> None:
     p.set_defaults(run=run)
 
 
-def _agent(spec: str, seed: int, flag: str):
+def _agent(spec: str, seed: int, flag: str, rules):
     from agents import make_agent, resolve_spec
+    from agents.policy import check_policy_players
 
     try:
-        return make_agent(resolve_spec(spec), seed=seed)
-    except ValueError as exc:  # unknown agents and options, missing or unreadable policy files
+        agent = make_agent(resolve_spec(spec), seed=seed)
+        check_policy_players(agent, rules)
+    except ValueError as exc:  # unknown agents and options, missing or unreadable policy files, other players
         raise CLIError(f"{flag}: {exc}") from None
+    return agent
 
 
 def run(args) -> int:
@@ -46,6 +49,7 @@ def run(args) -> int:
     from allfives_env.engine import Game
     from allfives_env.engine.seeding import derive_seed
     from agents import resolve_spec
+    from agents.policy import check_policy_players
     from allfives.play import PlaySession, hint_agent, line_reader
 
     rules = rules_from_args(args)
@@ -65,9 +69,10 @@ def run(args) -> int:
         if s == args.seat:
             continue
         spec, flag = (args.partner, "--partner") if s == partner and args.partner is not None else (args.opponent, "--opponent")
-        agents[s] = _agent(spec, derive_seed(seed, "play", "seat", s), flag)
+        agents[s] = _agent(spec, derive_seed(seed, "play", "seat", s), flag, rules)
     try:
         hinter = hint_agent(resolve_spec(args.hint_bot or args.opponent), agents, derive_seed(seed, "play", "hint"))
+        check_policy_players(hinter, rules)
     except ValueError as exc:
         raise CLIError(f"--hint-bot: {exc}") from None
     players = ["human" if s == args.seat else agents[s].name for s in range(n)]

@@ -47,6 +47,20 @@ def add_parser(sub, name: str) -> None:
     p.set_defaults(run=run)
 
 
+def _check_policies(specs, rules) -> None:
+    """Load each policy agent once and refuse one trained for another number of players (``CLIError``)."""
+    from agents import AGENTS, make_agent, parse_spec
+    from agents.policy import check_policy_players
+
+    for spec in specs:
+        if not AGENTS[parse_spec(spec)[0]].takes_path:
+            continue
+        try:
+            check_policy_players(make_agent(spec), rules)
+        except ValueError as exc:  # PolicyFileError (unreadable file, bad metadata), PolicyPlayersError
+            raise CLIError(str(exc)) from None
+
+
 def run(args) -> int:
     from agents import available
     from agents.tournament import TournamentError, check_specs, run_tournament, split_agent_specs
@@ -64,6 +78,7 @@ def run(args) -> int:
         check_specs(specs)
     except TournamentError as exc:
         raise CLIError(str(exc)) from None
+    _check_policies(specs, rules)
 
     records = None
     if args.out:

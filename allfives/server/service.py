@@ -17,6 +17,7 @@ import threading
 import numpy as np
 
 from agents import make_agent, resolve_spec
+from agents.policy import PolicyPlayersError, check_trained_players, describe_players, trained_rules  # noqa: F401
 from allfives_env.engine.position import PositionError, view_from_history
 from allfives_env.engine.rules import Rules
 from allfives_env.engine.tiles import END_NAMES, TILES, decode_action
@@ -39,11 +40,6 @@ class ApiError(Exception):
 
 
 resolve_policy_spec = resolve_spec  # the server's name for it
-
-
-def trained_rules(agent) -> dict | None:
-    """The rules (as a dict) a policy agent was trained on, from its file's metadata; ``None`` otherwise."""
-    return getattr(getattr(agent, "policy", None), "rules", None)
 
 
 def json_type(value) -> str:
@@ -173,13 +169,6 @@ def _check_magnitudes(body) -> None:
             raise ApiError(422, f"{where}: integer out of range (at most {MAX_INT} in magnitude)")
 
 
-def describe_players(rules: Rules) -> str:
-    """``"2 players"``, ``"4 players in partnerships"``, ``"4 players, cut-throat"``."""
-    if rules.partnerships:
-        return f"{rules.num_players} players in partnerships"
-    return f"{rules.num_players} players" + (", cut-throat" if rules.num_players == 4 else "")
-
-
 def softmax(logits: np.ndarray) -> np.ndarray:
     """Probabilities from logits (float64, shifted by the maximum)."""
     x = np.asarray(logits, np.float64)
@@ -198,11 +187,7 @@ class BotService:
         spec = resolve_policy_spec(policy) if isinstance(policy, str) else policy
         self.agent = make_agent(spec, seed=seed)
         self.name: str = self.agent.name
-        raw = trained_rules(self.agent)
-        try:
-            self.policy_rules: Rules | None = None if raw is None else Rules.from_dict(raw)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{self.name}: the rules in the policy's metadata are invalid: {exc}") from None
+        self.policy_rules: Rules | None = trained_rules(self.agent)  # ValueError if the metadata's are invalid
         #: the rules of a request that gives none: the policy's, else the 2-player defaults
         self.default_rules: Rules = self.policy_rules or Rules.make()
         self._lock = threading.Lock()
@@ -226,14 +211,10 @@ class BotService:
                 rules = Rules.from_dict(options)
             except (TypeError, ValueError) as exc:
                 raise ApiError(422, f"rules: {exc}") from None
-        trained = self.policy_rules
-        players = (rules.num_players, rules.partnerships)
-        if trained is not None and players != (trained.num_players, trained.partnerships):
-            raise ApiError(
-                422,
-                f"the policy {self.name} was trained for {describe_players(trained)} "
-                f"(rules {json.dumps(trained.to_dict())}); this request is for {describe_players(rules)}",
-            )
+        try:  # the same check as allfives tournament and allfives play
+            check_trained_players(self.name, self.policy_rules, rules, "this request")
+        except PolicyPlayersError as exc:
+            raise ApiError(422, str(exc)) from None
         return rules
 
     def move(self, body) -> dict:
