@@ -20,9 +20,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from allfives_env.engine import Game, Rules
-from allfives_env.engine.limits import check_max_hands
 from allfives_env.engine.seeding import derive_seed
-from allfives_env.episode import DEFAULT_MAX_HANDS
+from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
 from allfives_env.progress import progress as progress_bar
 
 from .base import Agent
@@ -360,7 +359,7 @@ def run_tournament(
 
     names = agent_labels(agents)
     try:
-        check_max_hands(max_hands)
+        EpisodeSpec(max_hands=max_hands)  # a tournament plays whole games: only the hand limit applies
     except ValueError as exc:
         raise TournamentError(str(exc)) from None
     schedule = make_schedule(names, rules, games, seed, duplicate, max_hands)
