@@ -1,9 +1,52 @@
-"""Build hook for the optional C accelerator of the observation encoder (everything else is in pyproject.toml).
+"""Build hooks (everything else is in pyproject.toml): the optional C accelerator of the observation
+encoder, and the shipped policies in the wheel.
 
-``optional=True``: without a C compiler the build skips it and ``allfives_env.observation`` uses its
-pure-Python encoder, which gives the same vectors.
+``optional=True``: without a C compiler the build skips the extension and
+``allfives_env.observation`` uses its pure-Python encoder, which gives the same vectors.
+
+The trained policies stay in ``models/`` at the root of the repository; a wheel (``pip install .``)
+carries a copy of ``models/*.zip|onnx|json`` and ``models/README.md`` inside the ``agents`` package,
+``agents/model_files/``, where ``agents.models.model_path`` finds them with ``importlib.resources``.
+An editable install copies nothing: ``agents.models`` reads the checkout's ``models/`` directly.
 """
 
-from setuptools import Extension, setup
+import glob
+import os
 
-setup(ext_modules=[Extension("allfives_env._fastobs", ["allfives_env/_fastobs.c"], optional=True)])
+from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
+
+MODELS = "models"
+MODEL_PATTERNS = ("*.zip", "*.onnx", "*.json", "README.md")
+PACKAGE_DIR = os.path.join("agents", "model_files")  # agents.models.PACKAGE_DIR
+
+
+def model_files() -> list[str]:
+    here = os.path.dirname(os.path.abspath(__file__))
+    return sorted(f for pattern in MODEL_PATTERNS for f in glob.glob(os.path.join(here, MODELS, pattern)))
+
+
+class build_py_with_models(build_py):
+    """``build_py`` that also copies the shipped models into ``agents/model_files/`` of the build."""
+
+    def run(self):
+        super().run()
+        if self.editable_mode:
+            return
+        target = os.path.join(self.build_lib, PACKAGE_DIR)
+        self.mkpath(target)
+        for source in model_files():
+            self.copy_file(source, os.path.join(target, os.path.basename(source)))
+
+    def get_outputs(self, include_bytecode=1):
+        outputs = super().get_outputs(include_bytecode)
+        if self.editable_mode:
+            return outputs
+        target = os.path.join(self.build_lib, PACKAGE_DIR)
+        return outputs + [os.path.join(target, os.path.basename(f)) for f in model_files()]
+
+
+setup(
+    ext_modules=[Extension("allfives_env._fastobs", ["allfives_env/_fastobs.c"], optional=True)],
+    cmdclass={"build_py": build_py_with_models},
+)

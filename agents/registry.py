@@ -1,10 +1,12 @@
 """Agents by name: ``make_agent("greedy")``, ``make_agent("ismcts:iters=400,rollout=greedy")``, ``ppo:PATH``.
 
 A spec is ``name`` or ``name:key=value,...``; for the policy agents (``ppo``, ``onnx``) everything
-after the colon is a file path. Unknown names, unknown keys, a key given twice and bad values
-(the wrong type, not finite, out of the option's range) raise ``ValueError`` listing what is
-available. Each option's type and range are in ``AGENTS``, the one place that defines them; the
-agents check values given to their constructors against the same table (``check_options``).
+after the colon is a file path, or the name of a shipped model (``onnx:allfives_2p``,
+``ppo:allfives_2p``; ``agents.models``) when no such file exists. Unknown names, unknown keys, a
+key given twice and bad values (the wrong type, not finite, out of the option's range) raise
+``ValueError`` listing what is available. Each option's type and range are in ``AGENTS``, the one
+place that defines them; the agents check values given to their constructors against the same table
+(``check_options``).
 """
 
 from __future__ import annotations
@@ -140,7 +142,8 @@ def check_options(name: str, options: dict) -> dict:
 
 
 def parse_spec(spec: str) -> tuple[str, dict | str]:
-    """``(name, options)`` of a spec; for path agents ``options`` is the path."""
+    """``(name, options)`` of a spec; for path agents ``options`` is the path (a shipped model's file
+    for a model name such as ``onnx:allfives_2p``: ``policy_file``)."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an agent spec must be a non-empty string, got {spec!r}; available: {available()}")
     name, _, rest = spec.strip().partition(":")
@@ -150,7 +153,7 @@ def parse_spec(spec: str) -> tuple[str, dict | str]:
     if kind.takes_path:
         if not rest:
             raise ValueError(f"agent {name!r} needs a file: {name}:PATH")
-        return name, rest
+        return name, policy_file(name, rest)
     options = {}
     for item in filter(None, rest.split(",")):
         key, eq, value = item.partition("=")
@@ -181,6 +184,20 @@ def resolve_spec(text: str) -> str:
     if os.path.isfile(text):
         raise ValueError(f"policy file {text}: unknown kind; expected .onnx, .zip or .npz, or an agent spec")
     return text
+
+
+def policy_file(name: str, path: str) -> str:
+    """The file a path agent ``name`` (``ppo``, ``onnx``) opens for ``path``: ``path`` itself when it is
+    a file or looks like a path, else the shipped model of that name (``agents.models.model_path``)."""
+    from .models import is_model_name, model_path
+
+    kind = {"ppo": "zip", "onnx": "onnx"}.get(name)
+    if kind is None or os.path.exists(path) or not is_model_name(path):
+        return path
+    try:
+        return str(model_path(path, kind))
+    except FileNotFoundError:
+        return path  # the agent reports the missing file as before
 
 
 def make_agent(spec, seed: int | None = None) -> Agent:

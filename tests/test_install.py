@@ -1,0 +1,151 @@
+"""Installing as a library: a wheel built from the checkout, installed into a fresh venv, gives the
+environment, the agents, the CLI and the shipped models, with nothing read from the checkout.
+
+The venv borrows numpy, torch, gymnasium, onnxruntime... from the running interpreter (its
+``--system-site-packages`` base, plus a ``.pth`` line naming this interpreter's site-packages when
+that base lacks them) and installs the wheel with ``--no-deps``, so the test runs offline. Every
+command runs from a folder outside the checkout with ``PYTHONPATH`` unset, and asserts that the
+modules it imports are the venv's.
+"""
+
+import json
+import os
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from agents.models import available_models, load_card, model_path
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT / "models"
+SHIPPED = ["allfives_2p", "allfives_4p"]
+
+# what a source tree copy leaves out: environments, build outputs, caches, runs
+IGNORE = shutil.ignore_patterns(
+    ".venv", ".git", "build", "dist", "runs", "out", "*.egg-info", "__pycache__", ".pytest_cache",
+    ".hypothesis", ".grimp_cache", ".import_linter_cache", "*.so", ".ipynb_checkpoints",
+)
+
+
+def test_models_are_found_by_name_in_the_checkout():
+    assert set(SHIPPED) <= set(available_models())
+    assert model_path("allfives_2p", "onnx") == MODELS / "allfives_2p.onnx"
+    assert model_path("allfives_4p", "ppo") == MODELS / "allfives_4p.zip"
+    assert load_card("allfives_2p")["name"] == "allfives_2p"
+    with pytest.raises(FileNotFoundError, match="allfives_2p"):
+        model_path("no_such_model")
+    with pytest.raises(ValueError):
+        model_path("models/allfives_2p.onnx")
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_cards_carry_the_model_hub_fields(name):
+    card = load_card(name)
+    for key in ("summary", "intended_use", "out_of_scope", "training_data", "compute", "evaluation_method",
+                "limitations", "loading"):
+        assert card[key], key
+    assert card["license"] == "MIT" and "MIT License" in (ROOT / "LICENSE").read_text()
+    assert card["compute"]["wall_seconds"] == card["training_wall_seconds"]
+    assert card["loading"]["agent_onnx"] == f"onnx:{name}" and card["loading"]["server"].endswith(f"onnx:{name}")
+    assert f"## {name}" in (MODELS / "README.md").read_text()
+
+
+def test_agent_specs_take_a_model_name_or_a_path(tmp_path, monkeypatch):
+    from agents import make_agent
+
+    named = make_agent("onnx:allfives_2p")
+    assert named.name == "onnx:allfives_2p" and named.policy.metadata["obs_version"] == "1"
+    monkeypatch.chdir(ROOT)
+    assert make_agent("ppo:models/allfives_2p.zip").name == "ppo:models/allfives_2p.zip"
+    # a file of that name in the working directory wins over the shipped model
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(MODELS / "allfives_4p.onnx", tmp_path / "allfives_2p")
+    assert json.loads(make_agent("onnx:allfives_2p").policy.metadata["rules"])["num_players"] == 4
+
+
+def _run(args, cwd, env, timeout=300):
+    result = subprocess.run(args, check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    command = " ".join(map(str, args))
+    assert result.returncode == 0, f"{command} failed:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+    return result.stdout
+
+
+CHECK = """
+import json, sys
+from pathlib import Path
+import allfives, allfives_env, agents
+from agents import make_agent
+from agents.models import available_models, model_path
+from allfives_env.engine import Game, Rules
+
+venv = Path(sys.prefix).resolve()
+for module in (allfives, allfives_env, agents):
+    assert venv in Path(module.__file__).resolve().parents, (module.__file__, venv)
+path = model_path("allfives_2p", "onnx")
+assert venv in path.resolve().parents, path
+assert available_models() == ["allfives_2p", "allfives_4p"], available_models()
+
+env = allfives_env.env(num_players=2)
+env.reset(seed=1)
+agent = make_agent("onnx:allfives_2p", seed=1)
+game = Game(Rules.make(num_players=2), seed=1)
+view = game.view(game.current_player)
+action = agent.act(view)
+assert action in view.legal_actions
+game.step(action)
+print(json.dumps({"action": action, "model": str(path)}))
+"""
+
+
+@pytest.mark.slow
+def test_wheel_installs_into_a_fresh_venv(tmp_path):
+    # a copy of the source tree, so nothing of the checkout's build/ or egg-info goes into the wheel
+    src = tmp_path / "src"
+    shutil.copytree(ROOT, src, ignore=IGNORE, symlinks=True)
+    wheels = tmp_path / "wheels"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env["PIP_NO_INDEX"] = "1"  # offline: everything needed is already installed
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", wheels, "."], src, env)
+    (wheel,) = wheels.glob("allfives-*.whl")
+
+    # the sdist carries the models too (MANIFEST.in), so a wheel built from it has them
+    sdist_dir = tmp_path / "sdist"
+    _run([sys.executable, "-c", f"import setuptools.build_meta as b; b.build_sdist({str(sdist_dir)!r})"], src, env)
+    (sdist,) = sdist_dir.glob("allfives-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = {Path(n).relative_to(Path(n).parts[0]).as_posix() for n in tar.getnames() if len(Path(n).parts) > 1}
+    for name in SHIPPED:
+        assert {f"models/{name}.zip", f"models/{name}.onnx", f"models/{name}.json"} <= names
+
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv], tmp_path, env)
+    bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
+    python = bin_dir / "python"
+    venv_site = Path(
+        subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                       capture_output=True, text=True, check=True, env=env).stdout.strip()
+    )
+    # the dependencies: this interpreter's site-packages, after the venv's own (a plain path line:
+    # the .pth files there, the editable install's finder among them, are not run)
+    ours = [p for p in {*site.getsitepackages(), sysconfig.get_paths()["purelib"]} if Path(p).is_dir()]
+    (venv_site / "zz_borrowed_deps.pth").write_text("".join(f"{p}\n" for p in sorted(ours)))
+    pip_install = ["install", "--no-deps", "--no-index", "-q", wheel]
+    _run([sys.executable, "-m", "pip", "--python", python, *pip_install], tmp_path, env)
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    out = json.loads(_run([python, "-c", CHECK], outside, env).strip().splitlines()[-1])
+    assert Path(out["model"]).name == "allfives_2p.onnx"
+
+    allfives = bin_dir / "allfives"
+    assert "tournament" in _run([allfives, "--help"], outside, env)
+    text = _run([allfives, "tournament", "--agents", "onnx:allfives_2p,greedy", "--games", "2", "--seed", "1"],
+                outside, env)
+    assert "onnx:allfives_2p" in text
+    assert not (outside / "models").exists()
