@@ -11,8 +11,9 @@ This is the bottom layer of the project: it imports nothing from ``agents``, ``t
 applications (``allfives``), so the environments take their opponents as agent objects.
 
 The environments are registered as ``pettingzoo.make("aec", "allfives/all_fives-v0")`` and
-``gymnasium.make("AllFives-v0")`` (also ``"allfives/AllFives-v0"``), whichever of the two
-libraries is imported first or later (see ``allfives_env.registration``).
+``gymnasium.make("AllFives-v0")`` (also ``"allfives/AllFives-v0"``; the variants
+``AllFives-3p-v0``, ``AllFives-4p-v0``, ``AllFives-4p-cutthroat-v0``, ``AllFives-hand-v0``),
+whichever of the two libraries is imported first or later (see ``allfives_env.registration``).
 """
 
 from importlib import import_module

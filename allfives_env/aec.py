@@ -4,6 +4,15 @@ Agents are ``player_0 .. player_{n-1}`` (seats in turn order). The agent selecte
 a choice: forced draws and passes are carried out by the engine, and appear in the next
 observation (tile counts, boneyard, known-missing pips) and in ``infos[agent]["events"]``.
 
+Infos (docs/environment.md has the table): ``infos[agent]`` is ``{"events": int16 array
+(MAX_EVENTS, 5), "num_events": int}`` for every agent from ``reset`` on, the same keys, types and
+shapes at every step, so buffers can stack them. An agent's info is replaced when it is selected
+to act (the events since the previous step: the play, then forced draws and passes, another
+seat's drawn tile -1; see ``EventInfos``) and, for every agent, at the end of the game.
+``info_events="list"`` gives the engine's event tuples as a list instead (its length varies).
+The wrapped ``env()`` adds ``"illegal_move"`` (a string) to every agent's info after an illegal
+action ends the game, and only then.
+
 Spaces: action ``Discrete(112)`` with the engine's action ids (``4 * tile + end``); observation
 ``Dict(observation=Box(-1, 1, (OBS_SIZE,), float32), action_mask=Box(0, 1, (112,), int8))``,
 egocentric, documented in ``allfives_env.observation`` and docs/observation.md. The mask is all
@@ -36,6 +45,7 @@ from __future__ import annotations
 
 import operator
 import random
+import struct
 
 import numpy as np
 from gymnasium import spaces
@@ -46,14 +56,90 @@ from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable,
 
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.errors import GameOverError, IllegalMoveError
-from allfives_env.engine.events import public_events
+from allfives_env.engine.events import DRAW, PLAY, public_events
 from allfives_env.engine.rewards import zero_sum
 from allfives_env.engine.rules import rules_from
-from allfives_env.engine.tiles import NUM_ACTIONS
+from allfives_env.engine.tiles import NUM_ACTIONS, NUM_TILES
 from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
 from allfives_env.inputs import as_action, as_seed
 from allfives_env.observation import OBS_SIZE, OBS_VERSION, action_mask, encode
 from allfives_env.render import render_view
+
+
+#: the columns of a row of ``infos[agent]["events"]``
+EVENT_FIELDS = ("kind", "player", "tile", "end", "points")
+#: the rows of ``infos[agent]["events"]``: the most events one step can add before the next
+#: decision. A step is one play, then the forced turns of the seats after it: every draw takes a
+#: boneyard tile (at most ``NUM_TILES - num_players * tiles_per_hand``) and at most
+#: ``num_players`` passes in a row block the hand (a new hand starts with no events before its
+#: first decision). So ``1 + NUM_TILES - n * k + n <= NUM_TILES + 1`` for every variant (``k >= 1``).
+MAX_EVENTS = NUM_TILES + 1
+INFO_EVENTS = ("array", "list")
+EVENT_DTYPE = np.int16
+_NO_EVENTS = np.full((MAX_EVENTS, len(EVENT_FIELDS)), -1, dtype=EVENT_DTYPE)
+_NO_EVENTS.flags.writeable = False
+
+
+# rows are written as bytes into a block filled with -1 (what a kind does not have stays -1)
+_pack_play = struct.Struct(f"=5{_NO_EVENTS.dtype.char}").pack_into
+_pack_draw = struct.Struct(f"=3{_NO_EVENTS.dtype.char}").pack_into
+_pack_kind = struct.Struct(f"=2{_NO_EVENTS.dtype.char}").pack_into
+_ROW_BYTES = len(EVENT_FIELDS) * _NO_EVENTS.itemsize
+_INFO_BYTES = MAX_EVENTS * _ROW_BYTES
+
+
+class EventInfos:
+    """Builds ``infos[agent]`` from ``(events, seat, start)``: ``{"events": (MAX_EVENTS, 5) int16,
+    "num_events": int}`` for ``events[start:]`` as ``seat`` sees them.
+
+    Row ``i < num_events`` is ``(kind, player, tile, end, points)``: kind 0 play, 1 draw, 2 pass;
+    ``end`` 0..3 (west, east, north, south) or 4 for the lead; everything a kind does not have,
+    another seat's drawn tile and the rows after ``num_events`` are -1. Each info gets its own
+    array (never written again), cut from a preallocated block so that a step stays cheap; an
+    info without events shares one read-only empty array.
+    """
+
+    BLOCK = 64
+
+    def __init__(self) -> None:
+        self._new_block()
+
+    def _new_block(self) -> None:
+        self._block = np.full((self.BLOCK, MAX_EVENTS, len(EVENT_FIELDS)), -1, dtype=EVENT_DTYPE)
+        self._bytes = memoryview(self._block).cast("B")
+        self._views = list(self._block)  # the arrays handed out, cut in one go
+        self._next = 0
+
+    def __getstate__(self) -> dict:
+        return {"block": self.BLOCK}  # not empty: pickle skips __setstate__ for a falsy state
+
+    def __setstate__(self, state: dict) -> None:
+        self._new_block()
+
+    def __call__(self, events: list[tuple], seat: int, start: int = 0) -> dict:
+        k = len(events) - start
+        if k <= 0:
+            return {"events": _NO_EVENTS, "num_events": 0}
+        if k > MAX_EVENTS:  # pragma: no cover - the rules bound it (see MAX_EVENTS)
+            raise RuntimeError(f"{k} events in one step, more than MAX_EVENTS = {MAX_EVENTS}")
+        i = self._next
+        if i == self.BLOCK:
+            self._new_block()
+            i = 0
+        self._next = i + 1
+        out = self._bytes
+        at = i * _INFO_BYTES
+        for j in range(start, start + k):
+            e = events[j]
+            kind = e[0]
+            if kind == PLAY:
+                _pack_play(out, at, *e)
+            elif kind == DRAW and e[1] == seat:
+                _pack_draw(out, at, *e)
+            else:  # a pass, or another seat's draw: its tile stays hidden (-1)
+                _pack_kind(out, at, kind, e[1])
+            at += _ROW_BYTES
+        return {"events": self._views[i], "num_events": k}
 
 
 class raw_env(AECEnv):
@@ -73,10 +159,16 @@ class raw_env(AECEnv):
         episode: str = "game",
         reward: str = "points",
         max_hands: int | None = DEFAULT_MAX_HANDS,
+        info_events: str = "array",
         rules: Rules | None = None,
         **rule_options,
     ) -> None:
         super().__init__()
+        if info_events not in INFO_EVENTS:
+            raise ValueError(f"info_events must be one of {', '.join(INFO_EVENTS)}, got {info_events!r}")
+        #: builds ``infos[agent]`` from ``(events, seat, start)``
+        self._events_info = EventInfos() if info_events == "array" else _events_list
+        self.info_events = info_events
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.episode_spec = EpisodeSpec(episode, reward, max_hands)
@@ -123,11 +215,11 @@ class raw_env(AECEnv):
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        events_info, events = self._events_info, self.game.events
+        self.infos = {a: events_info(events, self._seat[a]) for a in self.agents}  # a dict each
         self._skip_agent_selection = None
         self._rewards_dirty = False
         self.agent_selection = self.possible_agents[self.game.current_player]
-        self.infos[self.agent_selection] = {"events": public_events(self.game.events, self.game.current_player)}
 
     def observe(self, agent):
         view = self.game.view(self._seat[agent])
@@ -165,13 +257,13 @@ class raw_env(AECEnv):
             dead = self.truncations if outcome.truncated else self.terminations
             for a in self.agents:
                 dead[a] = True
-                self.infos[a] = {"events": public_events(events, self._seat[a], start)}
+                self.infos[a] = self._events_info(events, self._seat[a], start)
             self._accumulate_rewards()
             self._deads_step_first()
         else:
             seat = game.current_player
             nxt = self.possible_agents[seat]
-            self.infos[nxt] = {"events": public_events(events, seat, start)}
+            self.infos[nxt] = self._events_info(events, seat, start)
             self.agent_selection = nxt
             if self._rewards_dirty:
                 self._accumulate_rewards()
@@ -214,6 +306,11 @@ class raw_env(AECEnv):
         except (IllegalMoveError, GameOverError) as exc:
             return str(exc)
         return ""
+
+
+def _events_list(events: list[tuple], seat: int, start: int = 0) -> dict:
+    """``info_events="list"``: ``{"events": [engine event tuples]}``, another seat's drawn tile -1."""
+    return {"events": public_events(events, seat, start)}
 
 
 class IllegalMoveInfo(wrappers.TerminateIllegalWrapper):

@@ -12,7 +12,26 @@ import importlib.abc
 import importlib.util
 import sys
 
-GYM_IDS = ("AllFives-v0", "allfives/AllFives-v0")
+#: the learner's decisions in one hand are bounded by the rules: each places a tile the learner
+#: (or its side) holds, and as a hand ends when a seat has placed its last tile, every other seat
+#: (at least one outside the learner's side) keeps a tile: at most ``NUM_TILES - 1`` = 27 for every
+#: variant and hand size, so the limit never cuts a hand episode short
+HAND_EPISODE_STEPS = 27
+
+#: the common variants: name -> (options, ``max_episode_steps``); every id also exists under the
+#: ``allfives/`` namespace. The registered ids default to ``illegal_action="lose"`` (an illegal
+#: action ends the episode with ``illegal_reward``, as PettingZoo's ``TerminateIllegalWrapper``
+#: does), so gymnasium's and SB3's ``check_env`` pass with sampled actions; give
+#: ``illegal_action="raise"`` to ``gymnasium.make`` for the engine's ``IllegalMoveError`` instead.
+GYM_VARIANTS = {
+    "AllFives-v0": ({"num_players": 2}, None),
+    "AllFives-3p-v0": ({"num_players": 3}, None),
+    "AllFives-4p-v0": ({"num_players": 4, "partnerships": True}, None),
+    "AllFives-4p-cutthroat-v0": ({"num_players": 4, "partnerships": False}, None),
+    "AllFives-hand-v0": ({"num_players": 2, "episode": "hand"}, HAND_EPISODE_STEPS),
+}
+REGISTERED_DEFAULTS = {"illegal_action": "lose"}
+GYM_IDS = tuple(name for base in GYM_VARIANTS for name in (base, f"allfives/{base}"))
 PETTINGZOO_ID = "allfives/all_fives-v0"
 _done: set[str] = set()
 
@@ -20,9 +39,15 @@ _done: set[str] = set()
 def register_gymnasium() -> None:
     import gymnasium
 
-    for env_id in GYM_IDS:
-        if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point="allfives_env.single_agent:SingleAgentEnv")
+    for base, (options, max_steps) in GYM_VARIANTS.items():
+        for env_id in (base, f"allfives/{base}"):
+            if env_id not in gymnasium.registry:
+                gymnasium.register(
+                    id=env_id,
+                    entry_point="allfives_env.single_agent:SingleAgentEnv",
+                    max_episode_steps=max_steps,
+                    kwargs={**REGISTERED_DEFAULTS, **options},
+                )
     _done.add("gymnasium")
 
 

@@ -11,7 +11,13 @@ delivered, including on the final step. Over a two-sided episode the rewards add
 learner side's final score minus the other side's (times ``reward_scale``).
 
 ``action_masks()`` gives the legal actions, so MaskablePPO works under ``SubprocVecEnv`` without
-``ActionMasker``. The episode options (``episode``, ``reward``, ``max_hands``) are those of
+``ActionMasker``; ``info["action_mask"]`` carries the same mask, so gymnasium's vector envs (either
+autoreset mode) hand it over too. The info has the same keys, types and shapes at every step
+(``seat`` int, ``scores`` int64 array of one score per side, ``hand`` int, ``winner`` int with -1
+for none, ``action_mask`` bool (112,)); ``illegal_action="lose"`` adds ``illegal_move`` (a string)
+to the info of the step that ends the episode that way, and only to it. The registered ids
+(``allfives_env.registration``) default to ``illegal_action="lose"`` so that gymnasium's and
+SB3's ``check_env`` pass; ``SingleAgentEnv(...)`` itself defaults to ``"raise"``. The episode options (``episode``, ``reward``, ``max_hands``) are those of
 ``allfives_env.episode.EpisodeSpec``; the rules come as a ``Rules`` (``rules=``) or as rules options.
 """
 
@@ -178,9 +184,10 @@ class SingleAgentEnv(gym.Env):
         return self._obs(), float(reward), terminated, truncated, self._info()
 
     def action_masks(self) -> np.ndarray:
-        """Boolean mask of the legal actions for the learner's current decision."""
+        """Boolean mask of the legal actions for the learner's current decision (all False when
+        there is none: before ``reset`` and once the episode is over); also ``info["action_mask"]``."""
         mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        if self.game is not None and not self.game.over:
+        if self.game is not None and not self.game.over and not self._lost_by_illegal:
             mask[self.game.legal_actions()] = True
         return mask
 
@@ -218,5 +225,13 @@ class SingleAgentEnv(gym.Env):
         return encode(self.game.view(self._viewer()))
 
     def _info(self) -> dict:
+        """The info of every step, of the same keys, types and shapes (docs/environment.md)."""
         game = self.game
-        return {"seat": self.seat, "scores": tuple(game.scores), "hand": game.hand_index, "winner": game.winner}
+        winner = game.winner
+        return {
+            "seat": self.seat,
+            "scores": np.array(game.scores, dtype=np.int64),
+            "hand": game.hand_index,
+            "winner": -1 if winner is None else winner,
+            "action_mask": self.action_masks(),
+        }

@@ -11,7 +11,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 from pettingzoo.utils import wrappers
 
-from allfives_env.aec import IllegalMoveInfo, env, raw_env
+from allfives_env.aec import MAX_EVENTS, IllegalMoveInfo, env, raw_env
 from allfives_env.engine import IllegalMoveError
 
 VARIANTS = {
@@ -165,7 +165,7 @@ def snapshot(e, observe=True):
             reward,
             term,
             trunc,
-            info,
+            {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in info.items()},
         )
 
     return (
@@ -235,10 +235,14 @@ def test_infos_report_forced_draws_and_passes():
     while not any(e.terminations.values()):
         agent = e.agent_selection
         seat = int(agent.split("_")[1])
-        for ev in e.infos[agent]["events"]:
+        info = e.infos[agent]
+        assert info["events"].shape == (MAX_EVENTS, 5) and (info["events"][info["num_events"]:] == -1).all()
+        for ev in info["events"][: info["num_events"]].tolist():
             seen.add(ev[0])
             if ev[0] == 1 and ev[1] != seat:
                 assert ev[2] == -1, "other players' draws are hidden"
+            if ev[0] != 0:
+                assert ev[3:] == [-1, -1], "only plays have an end and points"
         obs = e.observe(agent)
         e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
     assert {0, 1, 2} <= seen, "plays, draws and passes all appeared in infos"
