@@ -1,6 +1,7 @@
 """``ppo:PATH``: a trained policy as an agent, run in numpy.
 
-``PATH`` is either an SB3 ``MaskablePPO`` zip (loaded once on the CPU, with torch and SB3) or a
+``PATH`` is either an SB3 ``MaskablePPO`` zip (its weights read once with torch's
+``weights_only`` loader; nothing in the zip is unpickled, so a crafted file cannot run code) or a
 ``.npz`` actor exported from one (``NumpyPolicy.save``: numpy only, loads in milliseconds; the
 training pool's snapshots use it). Either way the actor network (observation -> 112 logits) runs
 as numpy matrix products; the agent plays the legal move with the highest logit.
@@ -13,8 +14,10 @@ players (and partnerships) it was trained for is checked against a game's rules 
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import zipfile
 
 import numpy as np
@@ -108,27 +111,33 @@ class NumpyPolicy:
     @classmethod
     def from_sb3(cls, policy, metadata: dict | None = None) -> "NumpyPolicy":
         """Extract the actor of an SB3 ``MaskableActorCriticPolicy`` (plain MLP or ``AllFivesPolicy``)."""
-        params: dict[str, np.ndarray] = {}
         activation = "Identity"
-        i = 0
         for module in policy.mlp_extractor.policy_net:
-            if hasattr(module, "weight"):
-                params[f"w{i}"] = _np(module.weight)
-                params[f"b{i}"] = _np(module.bias)
-                i += 1
-            else:
+            if not hasattr(module, "weight"):
                 activation = type(module).__name__
-        net = policy.action_net
-        if hasattr(net, "context"):
+        return cls.from_state_dict(policy.state_dict(), activation, metadata)
+
+    @classmethod
+    def from_state_dict(cls, state: dict, activation: str, metadata: dict | None = None) -> "NumpyPolicy":
+        """The actor from an SB3 policy's ``state_dict`` (tensors or arrays by parameter name)."""
+        prefix = "mlp_extractor.policy_net."
+        layers = sorted({int(k[len(prefix):].split(".")[0]) for k in state if k.startswith(prefix)})
+        params: dict[str, np.ndarray] = {}
+        for i, layer in enumerate(layers):
+            params[f"w{i}"] = _np(state[f"{prefix}{layer}.weight"])
+            params[f"b{i}"] = _np(state[f"{prefix}{layer}.bias"])
+        if not layers:
+            activation = "Identity"
+        if "action_net.context.weight" in state:
             kind = "scorer"
-            params.update(
-                context_w=_np(net.context.weight), context_b=_np(net.context.bias), features_w=_np(net.features.weight),
-                out_w=_np(net.out.weight), out_b=_np(net.out.bias), base_w=_np(net.base.weight), base_b=_np(net.base.bias),
-            )
+            for name in ("context", "out", "base"):
+                params[f"{name}_w"] = _np(state[f"action_net.{name}.weight"])
+                params[f"{name}_b"] = _np(state[f"action_net.{name}.bias"])
+            params["features_w"] = _np(state["action_net.features.weight"])
         else:
             kind = "mlp"
-            params[f"w{i}"] = _np(net.weight)
-            params[f"b{i}"] = _np(net.bias)
+            params[f"w{len(layers)}"] = _np(state["action_net.weight"])
+            params[f"b{len(layers)}"] = _np(state["action_net.bias"])
         return cls(kind, params, activation, metadata)
 
     @property
@@ -193,20 +202,42 @@ class NumpyPolicy:
 
     @classmethod
     def _load_sb3(cls, path: str) -> "NumpyPolicy":
+        """The actor of an SB3 zip, read without unpickling anything: the weights with
+        ``torch.load(weights_only=True)``, the activation from the readable part of ``data``
+        (SB3's own ``load`` would unpickle several members of ``data``, and those can run code)."""
         metadata = read_zip_metadata(path)
         try:
-            from sb3_contrib import MaskablePPO
-
-            model = MaskablePPO.load(path, device="cpu")
+            import torch
         except ImportError as exc:
-            raise PolicyFileError(f"loading {path} needs stable-baselines3 and sb3-contrib ({exc})") from None
-        except Exception as exc:  # SB3 raises many kinds on a damaged archive
+            raise PolicyFileError(f"loading {path} needs torch ({exc})") from None
+        try:
+            with zipfile.ZipFile(path) as zf:
+                data = json.loads(zf.read("data").decode())
+                state = torch.load(io.BytesIO(zf.read("policy.pth")), map_location="cpu", weights_only=True)
+            return cls.from_state_dict(state, _activation_of(data), metadata)
+        except PolicyFileError:
+            raise
+        except Exception as exc:  # zipfile, JSON, torch and key errors all mean a bad file
             raise PolicyFileError(f"not a readable policy file: {path} ({type(exc).__name__}: {exc})") from None
-        return cls.from_sb3(model.policy, metadata)
+
+
+def _activation_of(data: dict) -> str:
+    """The activation's class name from the readable copy of ``policy_kwargs`` that SB3 writes
+    beside its pickle (``"<class 'torch.nn.modules.activation.Tanh'>"``); SB3's default is Tanh."""
+    kwargs = data.get("policy_kwargs")
+    text = kwargs.get("activation_fn") if isinstance(kwargs, dict) else None
+    if text is None:
+        return "Tanh"
+    match = re.fullmatch(r"<class '[\w.]*\.(\w+)'>", str(text))
+    if match is None:
+        raise PolicyFileError(f"unreadable activation {text!r} in the model's policy_kwargs")
+    return match.group(1)
 
 
 def _np(t) -> np.ndarray:
-    return t.detach().cpu().numpy().astype(np.float32)
+    if hasattr(t, "detach"):
+        t = t.detach().cpu().numpy()
+    return np.asarray(t, np.float32)
 
 
 def read_zip_metadata(path: str) -> dict:

@@ -11,12 +11,14 @@ import pytest
 from agents import make_agent, parse_spec
 from agents.policy import NumpyPolicy, PolicyFileError
 from allfives_env.aec import env, raw_env
-from allfives_env.engine import GameOverError, Rules
+from allfives_env.engine import Game, GameOverError, Rules
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.observation import OBS_SIZE, OBS_VERSION
 from allfives_env.single_agent import SingleAgentEnv
 
 from helpers import run_cli
+
+ROOT_MODELS = Path(__file__).resolve().parent.parent / "models"
 
 
 @pytest.fixture(autouse=True)
@@ -365,3 +367,40 @@ def test_export_refuses_a_model_with_invalid_rules_metadata(tmp_path):
     with pytest.raises(ExportError, match=r"bad\.zip.*'rules'.*num_players must be 2, 3 or 4"):
         export_onnx(model, tmp_path / "bad.onnx")
     assert not (tmp_path / "bad.onnx").exists()
+
+
+class _CreatesFile:
+    """Unpickling this creates a file: stands for any code a crafted pickle could run."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_a_ppo_zip_is_read_without_unpickling_anything(tmp_path):
+    import base64
+    import json as _json
+    import pickle
+    import zipfile
+
+    marker = tmp_path / "ran"
+    crafted = tmp_path / "crafted.zip"
+    payload = base64.b64encode(pickle.dumps(_CreatesFile(marker))).decode()
+    with zipfile.ZipFile(ROOT_MODELS / "allfives_2p.zip") as src, zipfile.ZipFile(crafted, "w") as dst:
+        for item in src.infolist():
+            content = src.read(item.filename)
+            if item.filename == "data":
+                data = _json.loads(content)
+                for value in data.values():
+                    if isinstance(value, dict) and ":serialized:" in value:
+                        value[":serialized:"] = payload
+                content = _json.dumps(data).encode()
+            dst.writestr(item, content)
+    agent = make_agent(f"ppo:{crafted}", seed=0)
+    shipped = make_agent(f"ppo:{ROOT_MODELS / 'allfives_2p.zip'}", seed=0)
+    game = Game(seed=3, num_players=2)
+    view = game.view(game.current_player)
+    assert agent.act(view) == shipped.act(view)
+    assert not marker.exists(), "loading a ppo: zip unpickled a member of it"
