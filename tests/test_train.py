@@ -100,6 +100,8 @@ def test_tiny_training_run_resume_and_corrupt_checkpoint(tmp_path):
 
     # shipping the run: zip + onnx + card with the evaluation and the baselines' yardstick
     models = tmp_path / "models"
+    models.mkdir()
+    (models / "tiny.json").write_text(json.dumps({"intended_use": "kept", "evaluation": "replaced"}))
     shipped = subprocess.run([sys.executable, "-m", "train.ship", str(run_dir), "--name", "tiny", "--games", "4", "--out-dir", str(models)],
                              capture_output=True, text=True, timeout=600)
     assert shipped.returncode == 0, shipped.stderr
@@ -108,6 +110,7 @@ def test_tiny_training_run_resume_and_corrupt_checkpoint(tmp_path):
     assert [r["opponent"] for r in card["evaluation"]["results"]] == ["random", "greedy", "expert"]
     assert len(card["evaluation"]["among_baselines"]) == 3 and card["onnx_parity"]["same_action"] >= 0.99
     assert "tiny vs greedy" in shipped.stdout and "random vs greedy" in shipped.stdout
+    assert card["intended_use"] == "kept", "re-shipping keeps a card's hand-written fields"
 
 
 def test_resume_without_checkpoint_is_a_clear_error(tmp_path):

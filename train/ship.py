@@ -71,7 +71,11 @@ def ship(run_dir, name: str, model: str = "final.zip", games: int = 2000, worker
         "onnx_parity": parity,
         "config": config,
     }
-    (out_dir / f"{name}.json").write_text(json.dumps(card, indent=1) + "\n")
+    card_path = out_dir / f"{name}.json"
+    if card_path.exists():  # keep the hand-written fields of a model card (intended use, limitations, ...)
+        previous = json.loads(card_path.read_text())
+        card.update({k: v for k, v in previous.items() if k not in card})
+    card_path.write_text(json.dumps(card, indent=1) + "\n")
     return card
 
 
