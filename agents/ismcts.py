@@ -27,11 +27,11 @@ from allfives_env.engine.rewards import win_rewards, zero_sum
 
 from .base import Agent
 from .belief import determinize
-from .registry import check_options
 from .greedy import greedy_action
+from .registry import AGENTS, check_options
 
-#: the rollout policies (the ``rollout`` option's choices in ``agents.registry.AGENTS``)
-ROLLOUTS = ("greedy", "random")
+#: the rollout policies: the ``rollout`` option's choices in ``agents.registry.AGENTS``
+ROLLOUTS = AGENTS["ismcts"].options["rollout"].choices
 
 
 class _Node:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+from allfives_env.opponents import RandomOpponent
+
 from .base import Agent
 
 
-class RandomAgent(Agent):
-    """Picks uniformly among the legal moves, from its own seeded generator."""
+class RandomAgent(RandomOpponent, Agent):
+    """Picks uniformly among the legal moves, from its own seeded generator: the environments'
+    default opponent (``allfives_env.opponents.RandomOpponent``) as an ``Agent``."""
 
     name = "random"
-
-    def act(self, view) -> int:
-        legal = view.legal_actions
-        return legal[self.rng.randrange(len(legal))]

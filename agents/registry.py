@@ -123,7 +123,7 @@ def _convert(value: str, option: Option, key: str, name: str):
         converted = kind(value)
     except ValueError:
         raise ValueError(f"agent {name!r}: option {key}={value!r} is not a valid {kind.__name__}") from None
-    if isinstance(converted, float) and not math.isfinite(converted):
+    if isinstance(converted, float) and not math.isfinite(converted):  # named as written in the spec
         raise ValueError(f"agent {name!r}: option {key}={value!r} must be a finite number")
     return option.check(converted, key, name)
 
@@ -132,13 +132,17 @@ def check_options(name: str, options: dict) -> dict:
     """``options`` (key -> value) if agent ``name`` has every key and takes every value (see ``Option``);
     else ``ValueError`` naming the option. For the agents' constructors, so that values given
     without a spec meet the same rules."""
-    kind = AGENTS[name]
     for key, value in options.items():
-        if key not in kind.options:
-            known = ", ".join(kind.options) or "none"
-            raise ValueError(f"agent {name!r} has no option {key!r}; its options: {known}")
-        kind.options[key].check(value, key, name)
+        _option(name, key).check(value, key, name)
     return options
+
+
+def _option(name: str, key: str) -> Option:
+    """Option ``key`` of agent ``name``; ``ValueError`` listing its options if it has no such one."""
+    options = AGENTS[name].options
+    if key not in options:
+        raise ValueError(f"agent {name!r} has no option {key!r}; its options: {', '.join(options) or 'none'}")
+    return options[key]
 
 
 def parse_spec(spec: str) -> tuple[str, dict | str]:
@@ -160,12 +164,10 @@ def parse_spec(spec: str) -> tuple[str, dict | str]:
         key = key.strip()
         if not eq:
             raise ValueError(f"agent {name!r}: option {item!r} must be key=value")
-        if key not in kind.options:
-            known = ", ".join(kind.options) or "none"
-            raise ValueError(f"agent {name!r} has no option {key!r}; its options: {known}")
+        option = _option(name, key)
         if key in options:
             raise ValueError(f"agent {name!r}: option {key!r} is given twice in {spec.strip()!r}")
-        options[key] = _convert(value.strip(), kind.options[key], key, name)
+        options[key] = _convert(value.strip(), option, key, name)
     return name, options
 
 

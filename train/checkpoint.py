@@ -158,10 +158,9 @@ def _rng_from_arrays(arrays) -> dict:
 
 
 def _relative_to_run(path, run_dir: Path) -> str:
-    relative = os.path.relpath(Path(path).resolve(), run_dir.resolve())
-    if relative.startswith(".."):
+    if not _inside(Path(path), run_dir):
         raise ValueError(f"pool snapshot {path} is outside the run directory {run_dir}")
-    return Path(relative).as_posix()
+    return Path(path).resolve().relative_to(run_dir.resolve()).as_posix()
 
 
 def _plain(value):

@@ -274,10 +274,6 @@ def load_config(path=None, overrides: list[str] | tuple = ()) -> TrainConfig:
     return config
 
 
-def _finite(value) -> bool:
-    return math.isfinite(value)
-
-
 def validate(config: TrainConfig) -> None:
     """Checks that need more than types: ranges, known choices, agent specs, MaskablePPO values.
 
@@ -298,9 +294,9 @@ def validate(config: TrainConfig) -> None:
         (config.vec_env in ("subproc", "dummy"), "vec_env must be subproc or dummy"),
         (config.torch_threads >= 1, "torch_threads must be at least 1"),
         (config.checkpoint_every >= 1, "checkpoint_every must be at least 1"),
-        (_finite(config.game.reward_scale) and config.game.reward_scale > 0, "game.reward_scale must be a finite number > 0"),
-        (_finite(config.pool.self_play) and config.pool.self_play >= 0, "pool.self_play must be a finite number >= 0"),
-        (all(_finite(w) and w >= 0 for w in weights), "pool.heuristics weights must be finite numbers >= 0"),
+        (math.isfinite(config.game.reward_scale) and config.game.reward_scale > 0, "game.reward_scale must be a finite number > 0"),
+        (math.isfinite(config.pool.self_play) and config.pool.self_play >= 0, "pool.self_play must be a finite number >= 0"),
+        (all(math.isfinite(w) and w >= 0 for w in weights), "pool.heuristics weights must be finite numbers >= 0"),
         (sum(weights) > 0, "pool.heuristics needs at least one agent with a positive weight"),
         (config.pool.snapshot_every >= 1, "pool.snapshot_every must be at least 1"),
         (config.pool.max_snapshots >= 0, "pool.max_snapshots must be >= 0"),
