@@ -2,34 +2,19 @@
 
 Only public information and the seat's own hand are used: the tiles it has not seen (neither in
 its hand nor on the table), every other seat's tile count, the boneyard size, and the pips each
-seat is known not to hold (tracked by the engine from draws and passes).
+seat is known not to hold (tracked by the engine from draws and passes). Those belief facts live in
+``allfives_env.lookahead`` (the observation reads them too); this module samples worlds from them.
 """
 
 from __future__ import annotations
 
-import functools
-import operator
 import random
 
 from allfives_env.engine import Game
-from allfives_env.engine.tiles import ALL_TILES_MASK, PIP_TILES, mask_tiles, tiles_mask
+from allfives_env.engine.tiles import mask_tiles, tiles_mask
+from allfives_env.lookahead import TILES_WITH_PIPS, allowed_mask, unseen_mask
 
-#: ``TILES_WITH_PIPS[m]``: mask of the tiles showing any pip of the 7-bit mask ``m``
-TILES_WITH_PIPS: tuple[int, ...] = tuple(
-    functools.reduce(operator.or_, (PIP_TILES[p] for p in range(7) if m >> p & 1), 0) for m in range(128)
-)
-
-
-def unseen_mask(view) -> int:
-    """Tiles the seat has not seen: in other hands or in the boneyard."""
-    return ALL_TILES_MASK & ~view.hand & ~view.played
-
-
-def allowed_mask(view, seat: int, unseen: int | None = None) -> int:
-    """Unseen tiles that ``seat`` may hold, given the pips it is known to lack."""
-    if unseen is None:
-        unseen = unseen_mask(view)
-    return unseen & ~TILES_WITH_PIPS[view.missing_pips[seat]]
+__all__ = ["TILES_WITH_PIPS", "allowed_mask", "unseen_mask", "sample_hidden", "determinize"]
 
 
 def sample_hidden(view, rng: random.Random, tries: int = 30) -> tuple[list[int], list[int]]:

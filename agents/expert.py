@@ -24,11 +24,10 @@ project's notes).
 
 from __future__ import annotations
 
-from allfives_env.engine.layout import placements_points
-from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, IS_DOUBLE, TILE_PIP_MASK, mask_pips, mask_tiles
+from allfives_env.engine.tiles import mask_pips
+from allfives_env.lookahead import context, move_facts
 
 from .base import Agent
-from .belief import allowed_mask, unseen_mask
 from .registry import check_options
 
 DEFAULT_WEIGHTS = {
@@ -41,32 +40,6 @@ DEFAULT_WEIGHTS = {
     "mobility": 0.8,
     "double": 1.5,
 }
-
-
-def expected_best(values: list[int], p: float) -> float:
-    """E[max] of independent prizes ``values``, each present with probability ``p`` (0 if none)."""
-    if p <= 0.0 or not values:
-        return 0.0
-    values = sorted(values, reverse=True)
-    miss = 1.0
-    total = 0.0
-    for v in values:
-        if v <= 0:
-            break
-        total += v * p * miss
-        miss *= 1.0 - p
-    return total
-
-
-def best_reply_points(layout, candidates: int) -> list[int]:
-    """For each candidate tile that fits an end of ``layout``, the most it could score there."""
-    actions = layout.actions_for(candidates)
-    best: dict[int, int] = {}
-    for a, points in zip(actions, placements_points(layout.pips, layout.values, False, actions)):
-        t = ACTION_TILE[a]
-        if points > best.get(t, -1):
-            best[t] = points
-    return list(best.values())
 
 
 class ExpertAgent(Agent):
@@ -89,52 +62,32 @@ class ExpertAgent(Agent):
         """The score of every legal move, in ``view.legal_actions`` order."""
         w = self.weights
         rules = view.rules
-        n = rules.num_players
-        seat = view.seat
-        side_of = rules.side_of
-        my_side = side_of[seat]
-        unseen = unseen_mask(view)
-        unseen_count = unseen.bit_count()
+        my_side = rules.side_of[view.seat]
+        ctx = context(view)
+        unseen_count = ctx.unseen.bit_count()
         counts = view.tile_counts
-        opponents = [s for s in range(n) if side_of[s] != my_side]
-        nxt = (seat + 1) % n
-        partner = rules.partner_of(seat)
-        fewest = min(counts[s] for s in opponents)
-        heavy = w["heavy"] / (1 + fewest)
+        opponents = [s for s in range(rules.num_players) if rules.side_of[s] != my_side]
+        heavy = w["heavy"] / (1 + min(counts[s] for s in opponents))
         target_left = rules.target_score - view.scores[my_side]
         # opponents' expected pips if the hand ended now (unseen pips spread evenly)
-        pips_per_unseen = mask_pips(unseen) / unseen_count if unseen_count else 0.0
+        pips_per_unseen = mask_pips(ctx.unseen) / unseen_count if unseen_count else 0.0
         opp_tiles = sum(counts[s] for s in opponents)
-        reply_models = []
-        for who, weight in ((nxt, -w["threat"]), (partner, w["partner"])):
-            if who is None or who == seat or counts[who] == 0:
-                continue
-            allowed = allowed_mask(view, who, unseen)
-            k = allowed.bit_count()
-            p = min(1.0, counts[who] / k) if k else 0.0
-            reply_models.append((allowed, p, weight))
         out = []
-        for action, points in zip(view.legal_actions, view.move_points()):
-            t = ACTION_TILE[action]
-            score = w["points"] * points
-            if points and points >= target_left:
+        for f in move_facts(view, ctx):
+            score = w["points"] * f.points
+            if f.points and f.points >= target_left:
                 score += 1000.0
-            left = view.hand & ~(1 << t)
-            if not left:
-                score += w["domino"] * pips_per_unseen * opp_tiles
-                out.append(score)
+            if f.out:
+                out.append(score + w["domino"] * pips_per_unseen * opp_tiles)
                 continue
-            layout = view.layout_copy()
-            layout.place(t, ACTION_END[action])
-            for allowed, p, weight in reply_models:
-                score += weight * expected_best(best_reply_points(layout, allowed), p)
-            score -= heavy * mask_pips(left)
-            pipset = 0
-            for lt in mask_tiles(left):
-                pipset |= TILE_PIP_MASK[lt]
-            score += w["variety"] * pipset.bit_count()
-            score += w["mobility"] * (left & layout.open_tiles).bit_count()
-            if IS_DOUBLE[t]:
+            if ctx.next_model is not None:
+                score += -w["threat"] * f.threat
+            if ctx.partner_model is not None:
+                score += w["partner"] * f.partner
+            score -= heavy * f.pips_left
+            score += w["variety"] * f.variety
+            score += w["mobility"] * f.mobility
+            if f.double:
                 score += w["double"]
             out.append(score)
         return out

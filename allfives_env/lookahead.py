@@ -1,0 +1,159 @@
+"""What a seat can infer from its view, and what each of its moves leaves for the next replies.
+
+The one home of two things that the ``expert`` heuristic, the search's world sampler
+(``agents.belief``) and the lookahead pieces of the observation (``OBS_VERSION`` 2) all read:
+
+- **Belief facts**, from public information and the seat's own hand only: the tiles it has not
+  seen (``unseen_mask``) and, per other seat, the unseen tiles that seat may hold given the pips it
+  is known to lack (``allowed_mask``).
+- **Move facts** (``move_facts``): for every legal move, what the layout after it offers the next
+  seat and the partner, and what the move leaves in hand. The reply model treats each tile a seat
+  may hold as held independently with probability ``tiles it holds / tiles it may hold`` (at most 1).
+
+Every placement and count comes from the engine's ``Layout``; nothing here restates a rule.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from typing import NamedTuple
+
+from allfives_env.engine.layout import placements_points
+from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, ALL_TILES_MASK, IS_DOUBLE, PIP_TILES, TILE_PIP_MASK, mask_pips, mask_tiles
+
+#: ``TILES_WITH_PIPS[m]``: mask of the tiles showing any pip of the 7-bit mask ``m``
+TILES_WITH_PIPS: tuple[int, ...] = tuple(
+    functools.reduce(operator.or_, (PIP_TILES[p] for p in range(7) if m >> p & 1), 0) for m in range(128)
+)
+
+
+def unseen_mask(view) -> int:
+    """Tiles the seat has not seen: in other hands or in the boneyard."""
+    return ALL_TILES_MASK & ~view.hand & ~view.played
+
+
+def allowed_mask(view, seat: int, unseen: int | None = None) -> int:
+    """Unseen tiles that ``seat`` may hold, given the pips it is known to lack."""
+    if unseen is None:
+        unseen = unseen_mask(view)
+    return unseen & ~TILES_WITH_PIPS[view.missing_pips[seat]]
+
+
+def expected_best(values: list[int], p: float) -> float:
+    """E[max] of independent prizes ``values``, each present with probability ``p`` (0 if none)."""
+    if p <= 0.0 or not values:
+        return 0.0
+    values = sorted(values, reverse=True)
+    miss = 1.0
+    total = 0.0
+    for v in values:
+        if v <= 0:
+            break
+        total += v * p * miss
+        miss *= 1.0 - p
+    return total
+
+
+def best_reply_points(layout, candidates: int) -> list[int]:
+    """For each candidate tile that fits an end of ``layout``, the most it could score there."""
+    actions = layout.actions_for(candidates)
+    best: dict[int, int] = {}
+    for a, points in zip(actions, placements_points(layout.pips, layout.values, False, actions)):
+        t = ACTION_TILE[a]
+        if points > best.get(t, -1):
+            best[t] = points
+    return list(best.values())
+
+
+class ReplyModel(NamedTuple):
+    """A seat whose reply is modelled: the tiles it may hold, each held with probability ``p``."""
+
+    seat: int
+    allowed: int
+    p: float
+
+
+def reply_model(view, seat: int | None, unseen: int) -> ReplyModel | None:
+    """The model of ``seat``'s reply; ``None`` for no seat, the viewer itself, or an empty hand."""
+    if seat is None or seat == view.seat or view.tile_counts[seat] == 0:
+        return None
+    allowed = allowed_mask(view, seat, unseen)
+    k = allowed.bit_count()
+    return ReplyModel(seat, allowed, min(1.0, view.tile_counts[seat] / k) if k else 0.0)
+
+
+class MoveFacts(NamedTuple):
+    """What one legal move leaves (see ``move_facts``)."""
+
+    action: int
+    points: int  #: points it scores now
+    out: bool  #: it places the seat's last tile
+    threat: float  #: expected best points of the next seat's reply (0 when it is the partner or out)
+    threat_max: int  #: the most the next seat could score in reply with a tile it may hold
+    no_reply: float  #: probability that the next seat holds no tile that fits (it must draw or pass)
+    partner: float  #: expected best points of the partner's reply (partnerships; else 0)
+    pips_left: int  #: pips left in the seat's hand
+    variety: int  #: different pips left in the seat's hand
+    mobility: int  #: tiles left in the seat's hand that fit the ends the move leaves
+    double: bool  #: the tile is a double
+
+
+class Context(NamedTuple):
+    """Per-view facts the move facts share: the reply models and the unseen tiles."""
+
+    unseen: int
+    next_model: ReplyModel | None  #: the next seat, when it is an opponent
+    partner_model: ReplyModel | None
+
+
+def context(view) -> Context:
+    """The reply models of ``view``: the next seat when it plays for another side, and the partner."""
+    rules = view.rules
+    unseen = unseen_mask(view)
+    nxt = (view.seat + 1) % rules.num_players
+    next_model = reply_model(view, nxt, unseen) if rules.side_of[nxt] != rules.side_of[view.seat] else None
+    return Context(unseen, next_model, reply_model(view, rules.partner_of(view.seat), unseen))
+
+
+def move_facts(view, ctx: Context | None = None) -> list[MoveFacts]:
+    """The facts of every legal move of ``view``, in ``view.legal_actions`` order."""
+    if ctx is None:
+        ctx = context(view)
+    nxt, partner = ctx.next_model, ctx.partner_model
+    out = []
+    for action, points in zip(view.legal_actions, view.move_points()):
+        t = ACTION_TILE[action]
+        left = view.hand & ~(1 << t)
+        if not left:
+            out.append(MoveFacts(action, points, True, 0.0, 0, 0.0, 0.0, 0, 0, 0, IS_DOUBLE[t]))
+            continue
+        layout = view.layout_copy()
+        layout.place(t, ACTION_END[action])
+        threat, threat_max, no_reply, partner_best = 0.0, 0, 0.0, 0.0
+        if nxt is not None:
+            replies = best_reply_points(layout, nxt.allowed)
+            threat = expected_best(replies, nxt.p)
+            threat_max = max(replies, default=0)
+            no_reply = (1.0 - nxt.p) ** len(replies)
+        if partner is not None:
+            partner_best = expected_best(best_reply_points(layout, partner.allowed), partner.p)
+        pipset = 0
+        for lt in mask_tiles(left):
+            pipset |= TILE_PIP_MASK[lt]
+        out.append(
+            MoveFacts(
+                action,
+                points,
+                False,
+                threat,
+                threat_max,
+                no_reply,
+                partner_best,
+                mask_pips(left),
+                pipset.bit_count(),
+                (left & layout.open_tiles).bit_count(),
+                IS_DOUBLE[t],
+            )
+        )
+    return out
