@@ -13,6 +13,12 @@ applies to every tile and end at once. For action ``a = 4 * tile + end`` the fea
 14. unseen tiles showing that exposed pip / 7 (how many the others may answer with)
 15. the viewer's own tiles showing that exposed pip / 7
 
+A policy on version-2 observations (``allfives_env.observation.LOOKAHEAD_PIECES``) has six more,
+read straight from the vector (``N_FEATURES[2]`` = 22): 16. ``reply_threat``, 17. ``reply_max``,
+18. ``reply_none``, 19. ``partner_reply``, 20. ``mobility``, 21. ``variety``. Its hidden layers read
+only the position pieces (``STATE_SIZE[2]``: version 1 and ``may_hold``); the per-action pieces
+reach it through the scorer.
+
 The same computation exists in torch (``agents.network``); a test checks the two agree.
 """
 
@@ -21,9 +27,27 @@ from __future__ import annotations
 import numpy as np
 
 from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, NUM_ACTIONS, OTHER_HALF, TILE_PIP_MASK, TILE_PIPS, TILES
-from allfives_env.observation import OFFSETS
+from allfives_env.observation import OBS_SIZES, OFFSETS
 
 N_ACTION_FEATURES = 16
+#: the per-action pieces of version 2 that are action features, in feature order
+LOOKAHEAD_FEATURES = ("reply_threat", "reply_max", "reply_none", "partner_reply", "mobility", "variety")
+#: per observation version: action features
+N_FEATURES = {1: N_ACTION_FEATURES, 2: N_ACTION_FEATURES + len(LOOKAHEAD_FEATURES)}
+#: per observation version: the values the hidden layers read (the vector's first values)
+STATE_SIZE = {1: OBS_SIZES[1], 2: OFFSETS[LOOKAHEAD_FEATURES[0]]}
+#: the observation version of a feature count
+VERSION_OF_FEATURES = {n: v for v, n in N_FEATURES.items()}
+#: the offsets of the lookahead features' pieces
+LOOKAHEAD_OFFSETS = tuple(OFFSETS[name] for name in LOOKAHEAD_FEATURES)
+
+
+def obs_version_of_size(size: int) -> int:
+    """The observation version whose vectors have ``size`` values (``ValueError`` if none)."""
+    for version, n in OBS_SIZES.items():
+        if n == size:
+            return version
+    raise ValueError(f"no observation version has {size} values (sizes: {OBS_SIZES})")
 
 #: (112, 6): tile pips / 12, double, end one-hot
 STATIC = np.zeros((NUM_ACTIONS, 6), np.float32)
@@ -50,7 +74,8 @@ _HAND = OFFSETS["hand"]
 
 
 def action_features(obs: np.ndarray) -> np.ndarray:
-    """``(B, 112, 16)`` features of every action for a batch of observations ``(B, OBS_SIZE)``."""
+    """``(B, 112, F)`` features of every action for a batch of observations ``(B, size)``: F is
+    ``N_FEATURES[version]`` of the observations' version."""
     obs = np.asarray(obs, np.float32)
     if obs.ndim == 1:
         obs = obs[None]
@@ -63,4 +88,7 @@ def action_features(obs: np.ndarray) -> np.ndarray:
     unseen_exposed = np.einsum("baq,bq->ba", exposed, unseen)[..., None]
     mine_exposed = np.einsum("baq,bq->ba", exposed, mine)[..., None]
     static = np.broadcast_to(STATIC, (batch, NUM_ACTIONS, 6))
-    return np.concatenate([points, static, exposed, unseen_exposed, mine_exposed], axis=-1)
+    parts = [points, static, exposed, unseen_exposed, mine_exposed]
+    if obs.shape[1] == OBS_SIZES[2]:
+        parts += [obs[:, o : o + NUM_ACTIONS, None] for o in LOOKAHEAD_OFFSETS]
+    return np.concatenate(parts, axis=-1)

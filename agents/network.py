@@ -29,13 +29,15 @@ def mlp(sizes: list[int], activation) -> nn.Sequential:
 
 
 class ScoringExtractor(nn.Module):
-    """SB3 ``mlp_extractor``: ``(latent_pi, latent_vf) = ([mlp_pi(obs), obs], mlp_vf(obs))``."""
+    """SB3 ``mlp_extractor``: ``(latent_pi, latent_vf) = ([mlp_pi(state), obs], mlp_vf(state))``,
+    where ``state`` is the position part of the observation (``action_features.STATE_SIZE``)."""
 
     def __init__(self, feature_dim: int, pi: list[int], vf: list[int], activation) -> None:
         super().__init__()
-        self.policy_net = mlp([feature_dim, *pi], activation)
-        self.value_net = mlp([feature_dim, *vf], activation)
-        self.hidden_dim = pi[-1] if pi else feature_dim
+        self.state_dim = af.STATE_SIZE[af.obs_version_of_size(feature_dim)]
+        self.policy_net = mlp([self.state_dim, *pi], activation)
+        self.value_net = mlp([self.state_dim, *vf], activation)
+        self.hidden_dim = pi[-1] if pi else self.state_dim
         self.latent_dim_pi = self.hidden_dim + feature_dim
         self.latent_dim_vf = vf[-1] if vf else feature_dim
 
@@ -43,20 +45,21 @@ class ScoringExtractor(nn.Module):
         return self.forward_actor(features), self.forward_critic(features)
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
-        return torch.cat([self.policy_net(features), features], dim=-1)
+        return torch.cat([self.policy_net(features[:, : self.state_dim]), features], dim=-1)
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
-        return self.value_net(features)
+        return self.value_net(features[:, : self.state_dim])
 
 
 class ActionScorer(nn.Module):
     """SB3 ``action_net``: latent ``[h, obs]`` -> 112 logits (see the module docstring)."""
 
-    def __init__(self, hidden_dim: int, width: int = 64) -> None:
+    def __init__(self, hidden_dim: int, width: int = 64, obs_version: int = 1) -> None:
         super().__init__()
         self.hidden_dim = hidden_dim
+        self.lookahead = obs_version == 2
         self.context = nn.Linear(hidden_dim, width)
-        self.features = nn.Linear(af.N_ACTION_FEATURES, width, bias=False)
+        self.features = nn.Linear(af.N_FEATURES[obs_version], width, bias=False)
         self.out = nn.Linear(width, 1)
         self.base = nn.Linear(hidden_dim, NUM_ACTIONS)
         self.register_buffer("static", torch.from_numpy(af.STATIC.copy()))
@@ -69,7 +72,7 @@ class ActionScorer(nn.Module):
         nn.init.zeros_(self.out.bias)
 
     def action_features(self, obs: torch.Tensor) -> torch.Tensor:
-        """Torch twin of ``agents.action_features.action_features``: ``(B, 112, 16)``."""
+        """Torch twin of ``agents.action_features.action_features``: ``(B, 112, F)``."""
         batch = obs.shape[0]
         mp, arm, unseen, hand = OFFSETS["move_points"], OFFSETS["arm_pip"], OFFSETS["unseen_pips"], OFFSETS["hand"]
         points = obs[:, mp : mp + NUM_ACTIONS].unsqueeze(-1)
@@ -79,7 +82,10 @@ class ActionScorer(nn.Module):
         mine = obs[:, hand : hand + 28] @ self.pip_of_tile / 7.0
         mine_exposed = torch.einsum("baq,bq->ba", exposed, mine).unsqueeze(-1)
         static = self.static.unsqueeze(0).expand(batch, -1, -1)
-        return torch.cat([points, static, exposed, unseen_exposed, mine_exposed], dim=-1)
+        parts = [points, static, exposed, unseen_exposed, mine_exposed]
+        if self.lookahead:
+            parts += [obs[:, o : o + NUM_ACTIONS].unsqueeze(-1) for o in af.LOOKAHEAD_OFFSETS]
+        return torch.cat(parts, dim=-1)
 
     def forward(self, latent: torch.Tensor) -> torch.Tensor:
         h = latent[:, : self.hidden_dim]
@@ -103,7 +109,8 @@ class AllFivesPolicy(MaskableActorCriticPolicy):
 
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)
-        self.action_net = ActionScorer(self.mlp_extractor.hidden_dim, self.scorer_width)
+        version = af.obs_version_of_size(self.features_dim)
+        self.action_net = ActionScorer(self.mlp_extractor.hidden_dim, self.scorer_width, version)
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
 
     def _get_constructor_parameters(self) -> dict:

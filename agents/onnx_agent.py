@@ -16,7 +16,7 @@ import numpy as np
 
 from allfives_env.engine.rules import Rules
 from allfives_env.engine.tiles import NUM_ACTIONS
-from allfives_env.observation import OBS_SIZE, OBS_VERSION, encode
+from allfives_env.observation import OBS_SIZES, check_layout, encoder
 
 from .base import Agent
 from .policy import PolicyFileError
@@ -45,27 +45,27 @@ class OnnxPolicy:
         if missing:
             raise PolicyFileError(
                 f"{path} has no {' or '.join(repr(k) for k in missing)} in its ONNX metadata, so the observation "
-                f"layout it takes is unknown (this package builds size {OBS_SIZE}, OBS_VERSION {OBS_VERSION}); "
+                f"layout it takes is unknown (this package builds sizes {OBS_SIZES} by OBS_VERSION); "
                 "export the policy with 'allfives export'"
             )
         version, size = (_metadata_int(path, self.metadata, key) for key in ("obs_version", "obs_size"))
-        if version != OBS_VERSION or size != OBS_SIZE:
-            raise PolicyFileError(
-                f"{path} was exported for observations of size {size} (OBS_VERSION {version}); "
-                f"this package builds size {OBS_SIZE} (OBS_VERSION {OBS_VERSION})"
-            )
+        problem = check_layout(version, size)
+        if problem is not None:
+            raise PolicyFileError(f"{path} was exported for {problem}")
+        self.obs_version, self.obs_size = version, size
+        self.encode = encoder(version)
         self.rules = _metadata_rules(path, self.metadata.get("rules"))
         self.path = path
 
     def run(self, obs: np.ndarray, mask: np.ndarray):
-        obs = np.asarray(obs, np.float32).reshape(-1, OBS_SIZE)
+        obs = np.asarray(obs, np.float32).reshape(-1, self.obs_size)
         mask = np.asarray(mask, np.float32).reshape(-1, NUM_ACTIONS)
         return self.session.run(None, {"observation": obs, "action_mask": mask})
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
-        """Raw action logits for one observation ``(OBS_SIZE,)`` or a batch ``(N, OBS_SIZE)`` (as ``NumpyPolicy``)."""
+        """Raw action logits for one observation ``(obs_size,)`` or a batch ``(N, obs_size)`` (as ``NumpyPolicy``)."""
         x = np.asarray(obs, np.float32)
-        batch = x.reshape(-1, OBS_SIZE)
+        batch = x.reshape(-1, self.obs_size)
         out = self.run(batch, np.ones((len(batch), NUM_ACTIONS), np.float32))[0]
         return out[0] if x.ndim == 1 else out
 
@@ -113,5 +113,5 @@ class OnnxAgent(Agent):
         mask = self._mask
         mask.fill(0.0)
         mask[0, legal] = 1.0
-        _, _, action = self.policy.run(encode(view)[None], mask)
+        _, _, action = self.policy.run(self.policy.encode(view)[None], mask)
         return int(action[0])

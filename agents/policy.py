@@ -6,8 +6,9 @@
 training pool's snapshots use it). Either way the actor network (observation -> 112 logits) runs
 as numpy matrix products; the agent plays the legal move with the highest logit.
 
-The observation layout a policy was trained on is checked when it loads: a policy built for
-another observation size or ``OBS_VERSION`` is refused with a message naming both. The number of
+The observation layout a policy was trained on is checked when it loads: a policy built for an
+observation size or ``OBS_VERSION`` this package does not build is refused with a message naming
+both. The policy's ``obs_version`` (1 or 2, from its weights' shapes) picks its encoder. The number of
 players (and partnerships) it was trained for is checked against a game's rules by
 ``check_policy_players``, the one check the server, ``allfives tournament`` and ``allfives play`` use.
 """
@@ -23,9 +24,10 @@ import zipfile
 import numpy as np
 
 from allfives_env.engine.rules import Rules
-from allfives_env.observation import OBS_SIZE, OBS_VERSION, encode
+from allfives_env.observation import OBS_SIZES, encoder
+from allfives_env.observation import check_layout as layout_problem
 
-from .action_features import action_features
+from .action_features import N_FEATURES, STATE_SIZE, VERSION_OF_FEATURES, action_features, obs_version_of_size
 from .base import Agent
 
 METADATA_NAME = "allfives.json"
@@ -106,7 +108,22 @@ class NumpyPolicy:
         if kind == "mlp":
             self.hidden -= 1
         first = self.params["w0"] if "w0" in self.params else self.params["base_w"]
-        self.obs_size = first.shape[1]
+        try:
+            if kind == "scorer":
+                width = self.params["features_w"].shape[1]
+                if width not in VERSION_OF_FEATURES:
+                    raise ValueError(f"the scorer takes {width} action features; known: {sorted(N_FEATURES.values())}")
+                self.obs_version = VERSION_OF_FEATURES[width]
+                self.obs_size = OBS_SIZES[self.obs_version]
+                self.state_size = STATE_SIZE[self.obs_version]
+            else:
+                self.obs_size = self.state_size = first.shape[1]
+                self.obs_version = obs_version_of_size(self.obs_size)
+        except (KeyError, ValueError, IndexError) as exc:
+            raise PolicyFileError(f"the policy's weights fit no observation layout of this package: {exc}") from None
+        if first.shape[1] != self.state_size:
+            raise PolicyFileError(f"the policy's first layer takes {first.shape[1]} values; OBS_VERSION {self.obs_version} gives it {self.state_size}")
+        self.encode = encoder(self.obs_version)
 
     @classmethod
     def from_sb3(cls, policy, metadata: dict | None = None) -> "NumpyPolicy":
@@ -146,7 +163,7 @@ class NumpyPolicy:
         return self.metadata.get("rules")
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
-        """Action logits for one observation ``(OBS_SIZE,)`` or a batch ``(N, OBS_SIZE)``."""
+        """Action logits for one observation ``(obs_size,)`` or a batch ``(N, obs_size)``."""
         x = np.asarray(obs, np.float32)
         single = x.ndim == 1
         if x.shape[-1] != self.obs_size:
@@ -154,7 +171,7 @@ class NumpyPolicy:
         if single:
             x = x[None]
         p = self.params
-        h = x
+        h = x[:, : self.state_size]
         for i in range(self.hidden):
             h = self._act(h @ p[f"w{i}"].T + p[f"b{i}"])
         if self.kind == "mlp":
@@ -252,13 +269,11 @@ def read_zip_metadata(path: str) -> dict:
 
 
 def check_layout(metadata: dict, obs_size: int, path: str) -> None:
-    """Refuse a policy built for another observation layout."""
-    version = metadata.get("obs_version", OBS_VERSION)
-    if obs_size != OBS_SIZE or version != OBS_VERSION:
-        raise PolicyFileError(
-            f"{path} was built for observations of size {obs_size} (OBS_VERSION {version}); "
-            f"this package builds size {OBS_SIZE} (OBS_VERSION {OBS_VERSION})"
-        )
+    """Refuse a policy built for an observation layout this package does not build."""
+    version = metadata.get("obs_version", obs_version_of_size(obs_size) if obs_size in OBS_SIZES.values() else 1)
+    problem = layout_problem(version, obs_size)
+    if problem is not None:
+        raise PolicyFileError(f"{path} was built for {problem}")
 
 
 class PPOAgent(Agent):
@@ -278,5 +293,5 @@ class PPOAgent(Agent):
         legal = view.legal_actions
         if len(legal) == 1:
             return legal[0]
-        logits = self.policy.logits(encode(view))
+        logits = self.policy.logits(self.policy.encode(view))
         return max(legal, key=logits.__getitem__)

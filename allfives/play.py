@@ -141,9 +141,7 @@ def bot_preference(agent, view) -> tuple[int, str | None, list[str] | None]:
             return agent.act(view), "score", [f"{s:.1f}" for s in scores]
         policy = getattr(agent, "policy", None)
         if hasattr(policy, "logits"):  # NumpyPolicy (ppo:) and OnnxPolicy (onnx:)
-            from allfives_env.observation import encode
-
-            logits = policy.logits(encode(view))
+            logits = policy.logits(policy.encode(view))
             top = max(float(logits[a]) for a in legal)
             weights = [math.exp(float(logits[a]) - top) for a in legal]
             total = sum(weights)

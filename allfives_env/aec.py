@@ -14,9 +14,10 @@ The wrapped ``env()`` adds ``"illegal_move"`` (a string) to every agent's info a
 action ends the game, and only then.
 
 Spaces: action ``Discrete(112)`` with the engine's action ids (``4 * tile + end``); observation
-``Dict(observation=Box(-1, 1, (OBS_SIZE,), float32), action_mask=Box(0, 1, (112,), int8))``,
+``Dict(observation=Box(-1, 1, (size,), float32), action_mask=Box(0, 1, (112,), int8))``,
 egocentric, documented in ``allfives_env.observation`` and docs/observation.md. The mask is all
-zeros for agents not to move.
+zeros for agents not to move. ``obs_version=1`` (default, ``OBS_SIZE`` values) or ``2`` (version 1
+followed by the lookahead pieces: what each legal move leaves for the replies; slower to build).
 
 Options: the rules as a ``Rules`` (``rules=``) or as rules options (``num_players=4``, ...), and
 the episode options of ``allfives_env.episode.EpisodeSpec``:
@@ -62,7 +63,7 @@ from allfives_env.engine.rules import rules_from
 from allfives_env.engine.tiles import NUM_ACTIONS, NUM_TILES
 from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
 from allfives_env.inputs import as_action, as_seed
-from allfives_env.observation import OBS_SIZE, OBS_VERSION, action_mask, encode
+from allfives_env.observation import OBS_SIZES, OBS_VERSION, action_mask, encoder
 from allfives_env.render import render_view
 
 
@@ -160,10 +161,14 @@ class raw_env(AECEnv):
         reward: str = "points",
         max_hands: int | None = DEFAULT_MAX_HANDS,
         info_events: str = "array",
+        obs_version: int = OBS_VERSION,
         rules: Rules | None = None,
         **rule_options,
     ) -> None:
         super().__init__()
+        self._encode = encoder(obs_version)
+        if obs_version != OBS_VERSION:
+            self.metadata = dict(self.metadata, obs_version=obs_version)
         if info_events not in INFO_EVENTS:
             raise ValueError(f"info_events must be one of {', '.join(INFO_EVENTS)}, got {info_events!r}")
         #: builds ``infos[agent]`` from ``(events, seat, start)``
@@ -181,7 +186,7 @@ class raw_env(AECEnv):
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(-1.0, 1.0, (OBS_SIZE,), np.float32),
+                "observation": spaces.Box(-1.0, 1.0, (OBS_SIZES[obs_version],), np.float32),
                 "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
             }
         )
@@ -223,7 +228,7 @@ class raw_env(AECEnv):
 
     def observe(self, agent):
         view = self.game.view(self._seat[agent])
-        return {"observation": encode(view), "action_mask": action_mask(view)}
+        return {"observation": self._encode(view), "action_mask": action_mask(view)}
 
     def step(self, action) -> None:
         agent = self.agent_selection

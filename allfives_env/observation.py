@@ -1,4 +1,10 @@
-"""The observation spec (``OBS_VERSION`` 1): one flat float32 vector per seat, built from a ``PlayerView``.
+"""The observation spec: one flat float32 vector per seat, built from a ``PlayerView``.
+
+Two versions share one table. ``OBS_VERSION`` 1 (the environments' default, ``OBS_SIZE`` values)
+holds the pieces of ``PIECES``. Version 2 appends ``LOOKAHEAD_PIECES``: the tiles each other seat
+may hold and, per action id, what the move leaves for the replies (``allfives_env.lookahead``),
+so a version-2 vector starts with the version-1 vector of the same view. ``OBS_SIZES`` gives each
+version's size and ``encoder(version)`` its encoder; a policy records the version it was trained on.
 
 The vector is egocentric: "relative seat" ``r`` is the seat ``r`` places after the viewer in turn
 order (``r = 0`` is the viewer; with partnerships ``r = 2`` is the partner); pieces for seats that do
@@ -21,10 +27,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from allfives_env.engine.tiles import CLOSED, NUM_ACTIONS, PIP_TILES, TILES, mask_pips
-
-OBS_VERSION = 1
-
+from allfives_env import lookahead
+from allfives_env.engine.tiles import CLOSED, NUM_ACTIONS, PIP_TILES, TILES, mask_pips, mask_tiles
 
 class Piece(NamedTuple):
     """One piece of the vector: ``size`` values from ``OFFSETS[name]`` on, each the quantity that
@@ -76,15 +80,33 @@ PIECES: tuple[Piece, ...] = (
     Piece("unseen_pips", 7, 7, "per pip, tiles showing it that are neither in the viewer's hand nor on the table"),
 )
 
+#: the pieces version 2 appends, computed by ``allfives_env.lookahead`` (zeros for illegal actions
+#: and for seats that do not exist)
+LOOKAHEAD_PIECES: tuple[Piece, ...] = (
+    Piece("may_hold", 84, None, "per relative seat 1, 2, 3 (28 each), 1 for each tile that seat may hold: unseen by the viewer and showing no pip the seat is known to lack"),
+    Piece("reply_threat", 112, 30, "per action id, the expected best points the next seat (an opponent) scores in reply after the move, each tile it may hold held with probability its tile count / tiles it may hold; clipped to 1"),
+    Piece("reply_max", 112, 30, "per action id, the most the next seat could score in reply with a tile it may hold, clipped to 1"),
+    Piece("reply_none", 112, 1, "per action id, the probability (same model) that the next seat holds no tile fitting the ends the move leaves, so it must draw or pass; 0 for a move that goes out"),
+    Piece("partner_reply", 112, 30, "per action id, the expected best points of the partner's reply after the move (partnerships; else 0), clipped to 1"),
+    Piece("mobility", 112, 9, "per action id, tiles left in the viewer's hand that fit the ends the move leaves, clipped to 1"),
+    Piece("variety", 112, 7, "per action id, different pips left in the viewer's hand after the move"),
+)
+#: every piece of the latest version, in vector order
+ALL_PIECES: tuple[Piece, ...] = PIECES + LOOKAHEAD_PIECES
+
 OFFSETS: dict[str, int] = {}
 _offset = 0
-for _piece in PIECES:
+for _piece in ALL_PIECES:
     OFFSETS[_piece.name] = _offset
     _offset += _piece.size
-OBS_SIZE = _offset
+    if _piece is PIECES[-1]:
+        OBS_SIZE = _offset
 del _offset, _piece
+OBS_VERSION = 1
+#: the size of each observation version's vector
+OBS_SIZES: dict[int, int] = {1: OBS_SIZE, 2: OBS_SIZE + sum(p.size for p in LOOKAHEAD_PIECES)}
 #: the ``scale`` of every piece, by name
-SCALES: dict[str, int | str | tuple | None] = {p.name: p.scale for p in PIECES}
+SCALES: dict[str, int | str | tuple | None] = {p.name: p.scale for p in ALL_PIECES}
 
 _HAND = OFFSETS["hand"]
 _PLAYED = OFFSETS["played"]
@@ -265,6 +287,58 @@ def encode_c(view, out: np.ndarray | None = None) -> np.ndarray:
 encode = encode_c if ACCELERATED else encode_python
 
 
+_TAIL_ZEROS = array("f", bytes(4 * (OBS_SIZES[2] - OBS_SIZE)))
+_MAY_HOLD = OFFSETS["may_hold"] - OBS_SIZE
+#: per lookahead piece after ``may_hold``: its offset in the tail, its scale, its field's index in ``MoveFacts``
+_LOOKAHEAD = tuple((OFFSETS[name] - OBS_SIZE, float(SCALES[name]), lookahead.MoveFacts._fields.index(field)) for name, field in (
+    ("reply_threat", "threat"), ("reply_max", "threat_max"), ("reply_none", "no_reply"),
+    ("partner_reply", "partner"), ("mobility", "mobility"), ("variety", "variety"),
+))
+
+
+def encode_lookahead(view, out: np.ndarray | None = None) -> np.ndarray:
+    """The version-2 vector of ``view``: ``encode(view)`` followed by ``LOOKAHEAD_PIECES``."""
+    vec = np.empty(OBS_SIZES[2], np.float32) if out is None else out
+    encode(view, vec[:OBS_SIZE])
+    tail = _TAIL_ZEROS[:]
+    n = view.rules.num_players
+    unseen = lookahead.unseen_mask(view)
+    for r in range(1, n):
+        allowed = lookahead.allowed_mask(view, (view.seat + r) % n, unseen)
+        start = _MAY_HOLD + 28 * (r - 1)
+        tail[start : start + 7] = _BITS7[allowed & 127]
+        tail[start + 7 : start + 14] = _BITS7[allowed >> 7 & 127]
+        tail[start + 14 : start + 21] = _BITS7[allowed >> 14 & 127]
+        tail[start + 21 : start + 28] = _BITS7[allowed >> 21]
+    if view.legal_actions:
+        for f in lookahead.move_facts(view):
+            a = f.action
+            for offset, scale, i in _LOOKAHEAD:
+                x = f[i] / scale
+                tail[offset + a] = x if x < 1.0 else 1.0
+    vec[OBS_SIZE:] = _frombuffer(tail, _float32)
+    return vec
+
+
+#: the encoder of each observation version
+ENCODERS = {1: encode, 2: encode_lookahead}
+
+
+def encoder(version: int):
+    """``encode`` for version 1, ``encode_lookahead`` for 2; ``ValueError`` for any other."""
+    if type(version) is not int or version not in ENCODERS:
+        raise ValueError(f"unknown observation version {version!r}; known: {', '.join(map(str, ENCODERS))}")
+    return ENCODERS[version]
+
+
+def check_layout(version, size) -> str | None:
+    """Why a policy recorded for observation ``version`` and ``size`` cannot be fed here (``None``: it can)."""
+    if version in OBS_SIZES and size == OBS_SIZES[version]:
+        return None
+    known = "; ".join(f"OBS_VERSION {v}: size {n}" for v, n in OBS_SIZES.items())
+    return f"observations of size {size} (OBS_VERSION {version}) are not built by this package ({known})"
+
+
 def action_mask(view, out: np.ndarray | None = None) -> np.ndarray:
     """int8 mask of the 112 action ids: 1 for the legal actions of ``view`` (all zero when not its turn)."""
     m = bytearray(NUM_ACTIONS)
@@ -279,7 +353,7 @@ def action_mask(view, out: np.ndarray | None = None) -> np.ndarray:
 
 def piece(obs: np.ndarray, name: str) -> np.ndarray:
     """The slice of an observation vector holding piece ``name``."""
-    size = next(p.size for p in PIECES if p.name == name)
+    size = next(p.size for p in ALL_PIECES if p.name == name)
     return obs[..., OFFSETS[name] : OFFSETS[name] + size]
 
 
@@ -296,7 +370,9 @@ def _scale_text(scale) -> str:
 def spec_table() -> str:
     """The observation layout as a Markdown table (the body of docs/observation.md)."""
     lines = ["| piece | offset | size | scale | meaning |", "|---|---|---|---|---|"]
-    for name, size, scale, meaning in PIECES:
-        lines.append(f"| `{name}` | {OFFSETS[name]} | {size} | {_scale_text(scale)} | {meaning} |")
-    lines.append(f"| total | | {OBS_SIZE} | | |")
+    for p in ALL_PIECES:
+        lines.append(f"| `{p.name}` | {OFFSETS[p.name]} | {p.size} | {_scale_text(p.scale)} | {p.meaning} |")
+        if p is PIECES[-1]:
+            lines.append(f"| total, version 1 | | {OBS_SIZES[1]} | | |")
+    lines.append(f"| total, version 2 | | {OBS_SIZES[2]} | | |")
     return "\n".join(lines)

@@ -35,7 +35,7 @@ from allfives_env.engine.rules import rules_from
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
 from allfives_env.inputs import as_action, as_seed
-from allfives_env.observation import OBS_SIZE, OBS_VERSION, encode
+from allfives_env.observation import OBS_SIZES, OBS_VERSION, encoder
 from allfives_env.opponents import RandomOpponent, as_opponents
 from allfives_env.render import render_view
 
@@ -61,6 +61,7 @@ class SingleAgentEnv(gym.Env):
         episode, reward, max_hands: the episode options (``allfives_env.episode.EpisodeSpec``).
         rules: a ``Rules``; or give the rules options themselves (``num_players=4``, ...).
         render_mode: as in ``raw_env``.
+        obs_version: 1 (the default) or 2 (version 1 and the lookahead pieces), as in ``raw_env``.
     """
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1, "obs_version": OBS_VERSION}
@@ -79,10 +80,14 @@ class SingleAgentEnv(gym.Env):
         illegal_reward: float = -1.0,
         max_hands: int | None = DEFAULT_MAX_HANDS,
         render_mode: str | None = None,
+        obs_version: int = OBS_VERSION,
         rules: Rules | None = None,
         **rule_options,
     ) -> None:
         super().__init__()
+        self._encode = encoder(obs_version)
+        if obs_version != OBS_VERSION:
+            self.metadata = dict(self.metadata, obs_version=obs_version)
         self.rules = rules_from(rules, rule_options)
         self.episode_spec = EpisodeSpec(episode, reward, max_hands)
         n = self.rules.num_players
@@ -102,7 +107,7 @@ class SingleAgentEnv(gym.Env):
         self.render_mode = render_mode
         self.set_opponents(opponents, opponent_weights)
         self.partner_agents = None if partner is None else as_opponents(partner, "partner")
-        self.observation_space = spaces.Box(-1.0, 1.0, (OBS_SIZE,), np.float32)
+        self.observation_space = spaces.Box(-1.0, 1.0, (OBS_SIZES[obs_version],), np.float32)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.game: Game | None = None
         self.seat = 0
@@ -191,6 +196,14 @@ class SingleAgentEnv(gym.Env):
             mask[self.game.legal_actions()] = True
         return mask
 
+    def view(self):
+        """The ``PlayerView`` that the current observation encodes: the learner's decision (with
+        ``control_partner``, the seat of its side to act), or its seat once the episode is over.
+        A teacher agent asked ``act(env.view())`` sees what the learner sees."""
+        if self.game is None:
+            raise RuntimeError("call reset() before view()")
+        return self.game.view(self._viewer())
+
     def render(self):
         if self.render_mode is None or self.game is None:
             return None
@@ -222,7 +235,7 @@ class SingleAgentEnv(gym.Env):
         return reward * self.reward_scale
 
     def _obs(self) -> np.ndarray:
-        return encode(self.game.view(self._viewer()))
+        return self._encode(self.game.view(self._viewer()))
 
     def _info(self) -> dict:
         """The info of every step, of the same keys, types and shapes (docs/environment.md)."""

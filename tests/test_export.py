@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from agents.policy import NumpyPolicy, PolicyFileError
-from allfives_env.observation import OBS_SIZE, OBS_VERSION
+from allfives_env.observation import OBS_SIZE, OBS_SIZES, OBS_VERSION
 from train.export import ExportError, export_onnx
 from train.parity import check_parity, sample_observations, torch_logits
 
@@ -25,17 +25,18 @@ def make_model(kind: str, path: Path, metadata: dict | None = None) -> Path:
     from allfives_env.single_agent import SingleAgentEnv
     from train.callbacks import save_model
 
-    policy = AllFivesPolicy if kind == "scorer" else "MlpPolicy"
-    model = MaskablePPO(policy, SingleAgentEnv(), policy_kwargs={"net_arch": {"pi": [32, 32], "vf": [16]}}, seed=0, device="cpu")
+    version = 2 if kind == "scorer_v2" else 1
+    policy = AllFivesPolicy if kind.startswith("scorer") else "MlpPolicy"
+    model = MaskablePPO(policy, SingleAgentEnv(obs_version=version), policy_kwargs={"net_arch": {"pi": [32, 32], "vf": [16]}}, seed=0, device="cpu")
     gen = torch.Generator().manual_seed(1)
     with torch.no_grad():
         for p in model.policy.parameters():
             p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
-    save_model(model, path, metadata or {"obs_version": OBS_VERSION, "obs_size": OBS_SIZE, "rules": {"num_players": 2}})
+    save_model(model, path, metadata or {"obs_version": version, "obs_size": OBS_SIZES[version], "rules": {"num_players": 2}})
     return path
 
 
-@pytest.fixture(scope="module", params=["scorer", "mlp"])
+@pytest.fixture(scope="module", params=["scorer", "mlp", "scorer_v2"])
 def exported(request, tmp_path_factory):
     d = tmp_path_factory.mktemp(request.param)
     model = make_model(request.param, d / "model.zip")
@@ -46,7 +47,8 @@ def exported(request, tmp_path_factory):
 
 def test_onnx_matches_torch_on_ten_thousand_observations(exported):
     model, onnx_path, info = exported
-    assert info["obs_version"] == str(OBS_VERSION) and info["obs_size"] == str(OBS_SIZE)
+    version = 2 if "v2" in str(model) else 1
+    assert info["obs_version"] == str(version) and info["obs_size"] == str(OBS_SIZES[version])
     result = check_parity(model, onnx_path, count=10_000)
     assert result["observations"] == 10_000
     assert result["max_abs_diff"] < 1e-4
@@ -58,8 +60,10 @@ def test_numpy_policy_matches_torch(exported):
 
     model_path, _, _ = exported
     model = MaskablePPO.load(model_path, device="cpu")
-    obs, _ = sample_observations(500, seed=3)
-    np.testing.assert_allclose(NumpyPolicy.load(model_path).logits(obs), torch_logits(model, obs), atol=1e-4)
+    policy = NumpyPolicy.load(model_path)
+    obs, _ = sample_observations(500, seed=3, obs_version=policy.obs_version)
+    assert obs.shape == (500, OBS_SIZES[policy.obs_version])
+    np.testing.assert_allclose(policy.logits(obs), torch_logits(model, obs), atol=1e-4)
 
 
 def test_onnx_agent_needs_neither_torch_nor_sb3(exported):

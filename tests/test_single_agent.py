@@ -144,3 +144,26 @@ def test_maskable_ppo_learns_a_few_hundred_steps_on_subprocesses():
         assert all(masks[i, a] for i, a in enumerate(actions))
     finally:
         vec.close()
+
+
+def test_view_is_what_the_observation_encodes():
+    import numpy as np
+    import pytest
+
+    from allfives_env.observation import encode_lookahead
+    from allfives_env.single_agent import SingleAgentEnv
+
+    env = SingleAgentEnv(num_players=4, control_partner=True, obs_version=2)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.view()
+    obs, info = env.reset(seed=3)
+    seats = set()
+    for _ in range(40):
+        view = env.view()
+        np.testing.assert_array_equal(obs, encode_lookahead(view))
+        assert sorted(view.legal_actions) == list(np.flatnonzero(info["action_mask"]))
+        seats.add(view.seat)
+        obs, _, terminated, truncated, info = env.step(view.legal_actions[0])
+        if terminated or truncated:
+            break
+    assert seats == {env.seat, (env.seat + 2) % 4}, "with control_partner both seats of the side decide"

@@ -1,7 +1,7 @@
 """Export a trained policy to ONNX: observation and action mask in, logits and the chosen action out.
 
-The graph has two inputs, ``observation`` (float32, ``[N, OBS_SIZE]``, the vector of
-docs/observation.md) and ``action_mask`` (float32, ``[N, 112]``, 1 for legal actions), and three
+The graph has two inputs, ``observation`` (float32, ``[N, obs_size]``, the vector of
+docs/observation.md in the version the policy was trained on) and ``action_mask`` (float32, ``[N, 112]``, 1 for legal actions), and three
 outputs: ``logits`` (the raw policy logits), ``masked_logits`` (illegal actions set to -1e9) and
 ``action`` (int64, the legal action with the highest logit). The masking is inside the graph, so a
 runtime only has to build the two inputs. The ONNX metadata holds ``obs_version``, ``obs_size``,
@@ -22,7 +22,7 @@ import numpy as np
 
 from allfives_env.engine.rules import Rules
 from allfives_env.engine.tiles import NUM_ACTIONS
-from allfives_env.observation import OBS_SIZE, OBS_VERSION
+from allfives_env.observation import OBS_VERSION
 
 MASKED = -1e9
 
@@ -81,7 +81,7 @@ def export_onnx(model_path, out_path, opset: int = 17) -> dict:
         except (TypeError, ValueError) as exc:
             raise ExportError(f"{model_path}: the 'rules' in its metadata are not valid rules: {exc}") from None
     actor = _actor_module(model.policy)
-    obs = torch.zeros((1, OBS_SIZE), dtype=torch.float32)
+    obs = torch.zeros((1, obs_size), dtype=torch.float32)
     mask = torch.ones((1, NUM_ACTIONS), dtype=torch.float32)
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -101,7 +101,7 @@ def export_onnx(model_path, out_path, opset: int = 17) -> dict:
         )
     info = {
         "obs_version": str(metadata.get("obs_version", OBS_VERSION)),
-        "obs_size": str(OBS_SIZE),
+        "obs_size": str(obs_size),
         "num_actions": str(NUM_ACTIONS),
         "rules": json.dumps(metadata.get("rules")),
         "source": model_path.name,

@@ -7,12 +7,13 @@ import random
 import numpy as np
 
 from allfives_env.engine import Game, Rules
-from allfives_env.observation import action_mask, encode
+from allfives_env.observation import action_mask, encoder
 
 
-def sample_observations(count: int, rules: Rules | None = None, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """``count`` observations and masks of the players to act in random games."""
+def sample_observations(count: int, rules: Rules | None = None, seed: int = 0, obs_version: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` observations (of ``obs_version``) and masks of the players to act in random games."""
     rules = rules or Rules.make()
+    encode = encoder(obs_version)
     rng = random.Random(seed)
     obs, masks = [], []
     game_seed = seed
@@ -46,7 +47,7 @@ def check_parity(model_path, onnx_path, count: int = 10_000, seed: int = 0) -> d
     model = MaskablePPO.load(model_path, device="cpu")
     onnx = OnnxPolicy(onnx_path)
     rules = Rules.from_dict(onnx.rules) if onnx.rules else Rules.make()
-    obs, masks = sample_observations(count, rules, seed)
+    obs, masks = sample_observations(count, rules, seed, onnx.obs_version)
     reference = torch_logits(model, obs)
     logits, masked, actions = onnx.run(obs, masks)
     expected = np.argmax(np.where(masks > 0, reference, -np.inf), axis=-1)

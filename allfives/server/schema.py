@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from allfives_env.engine.rules import OPTIONS, Option
 from allfives_env.engine.tiles import END_NAMES
-from allfives_env.observation import OBS_VERSION
+from allfives_env.observation import OBS_SIZES
 
 ENDS = ["lead", *END_NAMES]
 
@@ -137,7 +137,7 @@ def _defs() -> dict:
                 "tile": {"$ref": "Tile"},
                 "end": {"type": "string", "enum": ENDS},
                 "points": {"type": "integer"},
-                "obs_version": {"const": OBS_VERSION},
+                "obs_version": {"enum": sorted(OBS_SIZES)},
                 "legal": {
                     "description": "with explain: every legal move, by action id",
                     "type": "array",

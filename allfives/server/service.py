@@ -21,7 +21,7 @@ from agents.policy import PolicyPlayersError, check_trained_players, describe_pl
 from allfives_env.engine.position import PositionError, view_from_history
 from allfives_env.engine.rules import Rules
 from allfives_env.engine.tiles import END_NAMES, TILES, decode_action
-from allfives_env.observation import OBS_SIZE, OBS_VERSION, encode
+from allfives_env.observation import OBS_SIZES, OBS_VERSION
 
 #: the fields of a move request, and those it must have
 REQUEST_FIELDS = ("rules", "seat", "hand", "history", "scores", "explain")
@@ -190,6 +190,8 @@ class BotService:
         self.policy_rules: Rules | None = trained_rules(self.agent)  # ValueError if the metadata's are invalid
         #: the rules of a request that gives none: the policy's, else the 2-player defaults
         self.default_rules: Rules = self.policy_rules or Rules.make()
+        #: the observation version of the policy (version 1 for agents without one)
+        self.obs_version: int = getattr(getattr(self.agent, "policy", None), "obs_version", OBS_VERSION)
         self._lock = threading.Lock()
 
     def health(self) -> dict:
@@ -197,8 +199,8 @@ class BotService:
         return {
             "status": "ok",
             "policy": self.name,
-            "obs_version": OBS_VERSION,
-            "obs_size": OBS_SIZE,
+            "obs_version": self.obs_version,
+            "obs_size": OBS_SIZES[self.obs_version],
             "rules": None if self.policy_rules is None else self.policy_rules.to_dict(),
         }
 
@@ -238,7 +240,7 @@ class BotService:
                 500, f"the agent {self.name} chose action {chosen!r}, which is not legal here (legal: {legal})"
             )
         out = self._describe(view, action)
-        out["obs_version"] = OBS_VERSION
+        out["obs_version"] = self.obs_version
         if req["explain"]:
             if logits is not None and not np.all(np.isfinite(logits)):
                 raise ApiError(500, f"the policy {self.name} produced non-finite logits")
@@ -265,4 +267,4 @@ class BotService:
         policy = getattr(self.agent, "policy", None)
         if not hasattr(policy, "logits"):  # NumpyPolicy (ppo:) and OnnxPolicy (onnx:) have them
             return None
-        return np.asarray(policy.logits(encode(view)), np.float64)[view.legal_actions]
+        return np.asarray(policy.logits(policy.encode(view)), np.float64)[view.legal_actions]

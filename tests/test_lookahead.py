@@ -1,0 +1,211 @@
+"""Observation version 2: the lookahead pieces, their soundness, and the policies that read them."""
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agents import make_agent
+from agents.action_features import N_FEATURES, STATE_SIZE, action_features
+from agents.belief import determinize
+from allfives_env import lookahead
+from allfives_env.engine import Game, Rules
+from allfives_env.engine.layout import placements_points
+from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, NUM_ACTIONS, mask_tiles
+from allfives_env.observation import LOOKAHEAD_PIECES, OBS_SIZE, OBS_SIZES, OFFSETS, encode, encode_lookahead, encoder, piece
+
+from helpers import A, T, game_from
+
+VARIANTS = [
+    dict(num_players=2),
+    dict(num_players=3),
+    dict(num_players=4),
+    dict(num_players=4, partnerships=False),
+    dict(num_players=2, hand_end="winner_takes", boneyard_reserve=2),
+]
+
+
+def views_of_random_games(options, seed, games=2):
+    """Every decision's view (of the seat to act) in a few games played by random moves."""
+    rng = random.Random(seed)
+    for g in range(games):
+        game = Game(Rules.make(**options), seed * 10 + g, max_hands=2)
+        while not game.over:
+            view = game.view(game.current_player)
+            yield game, view
+            game.step(rng.choice(view.legal_actions))
+
+
+@pytest.mark.parametrize("options", VARIANTS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
+def test_version_2_is_version_1_followed_by_the_lookahead_pieces(options):
+    checked = 0
+    for game, view in views_of_random_games(options, seed=3):
+        vec = encode_lookahead(view)
+        assert vec.shape == (OBS_SIZES[2],) and vec.dtype == np.float32
+        np.testing.assert_array_equal(vec[:OBS_SIZE], encode(view))
+        assert vec[OBS_SIZE:].min() >= 0.0 and vec[OBS_SIZE:].max() <= 1.0
+        facts = {f.action: f for f in lookahead.move_facts(view)}
+        for p in LOOKAHEAD_PIECES[1:]:
+            values = piece(vec, p.name)
+            field = {"reply_threat": "threat", "reply_max": "threat_max", "reply_none": "no_reply", "partner_reply": "partner"}.get(p.name, p.name)
+            for a in range(NUM_ACTIONS):
+                want = min(getattr(facts[a], field) / p.scale, 1.0) if a in facts else 0.0
+                assert values[a] == pytest.approx(want, abs=1e-6), (p.name, a)
+        checked += 1
+    assert checked > 50
+
+
+@pytest.mark.parametrize("options", VARIANTS[:4], ids=["2p", "3p", "4p", "4p-cutthroat"])
+def test_the_belief_never_rules_out_a_tile_a_seat_holds(options):
+    """Soundness against the hidden truth: every tile a seat holds is in its ``may_hold``, and the
+    actual best reply of the next seat after each move is at most ``reply_max``."""
+    for game, view in views_of_random_games(options, seed=5, games=3):
+        n = game.num_players
+        vec = encode_lookahead(view)
+        may = piece(vec, "may_hold").reshape(3, 28)
+        for r in range(1, n):
+            seat = (view.seat + r) % n
+            for t in mask_tiles(game.hands[seat]):
+                assert may[r - 1, t] == 1.0
+        nxt = (view.seat + 1) % n
+        for f in lookahead.move_facts(view):
+            if f.out:
+                continue
+            layout = view.layout_copy()
+            layout.place(ACTION_TILE[f.action], ACTION_END[f.action])
+            replies = layout.actions_for(game.hands[nxt])
+            actual = max(placements_points(layout.pips, layout.values, False, replies), default=0)
+            assert actual <= f.threat_max
+            if not replies:
+                continue
+            assert f.no_reply < 1.0
+
+
+def test_reply_facts_by_hand():
+    """Seat 0 leads 5-5 (the spinner) and keeps 0-5 and 6-6; seat 1 plays 1-5 on the west side. Seat
+    0's only move is 0-5 on the east side, which leaves 1 (west), 0 (east) and the spinner's empty
+    north and south arms (5, counting nothing): 1, no points. Seat 1 holds 2 of the 24 tiles seat 0
+    has not seen and has shown no missing pip. Its replies that score are 0-4 on the east (1 + 4) and
+    4-5 on the north (1 + 4): 5 points at most. 15 unseen tiles fit (those showing 0, 1 or 5)."""
+    game = game_from([["5-5", "0-5", "6-6"], ["1-5", "2-2", "3-4"]], starter=0, hand_size=3, boneyard_reserve=22)
+    game.step(A("5-5", "lead"))
+    game.step(A("1-5", "west"))
+    view = game.view(0)
+    assert view.legal_actions == [A("0-5", "east")]
+    ctx = lookahead.context(view)
+    assert ctx.partner_model is None
+    assert ctx.next_model.allowed == lookahead.unseen_mask(view) and ctx.next_model.allowed.bit_count() == 24
+    assert ctx.next_model.p == pytest.approx(2 / 24)
+    (f,) = lookahead.move_facts(view, ctx)
+    assert f.action == A("0-5", "east") and f.points == 0
+    assert f.threat_max == 5
+    assert f.no_reply == pytest.approx((1 - 2 / 24) ** 15)
+    p = 2 / 24  # the two 5-point replies come first, then the 4s (1-4 on the west; 0-3, 3-5 on east/north) ...
+    assert f.threat > 5 * p and f.threat < 5 * (1 - (1 - p) ** 15)
+    assert (f.pips_left, f.variety, f.mobility, f.out, f.double) == (12, 1, 0, False, False)
+    vec = encode_lookahead(view)
+    a = A("0-5", "east")
+    assert piece(vec, "reply_max")[a] == pytest.approx(5 / 30)
+    assert piece(vec, "reply_none")[a] == pytest.approx((1 - 2 / 24) ** 15)
+    assert piece(vec, "variety")[a] == pytest.approx(1 / 7)
+    assert piece(vec, "partner_reply").sum() == 0.0
+    may = piece(vec, "may_hold").reshape(3, 28)
+    assert may[0].sum() == 24 and may[1:].sum() == 0  # relative seats 2 and 3 do not exist
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), players=st.sampled_from([2, 3, 4]))
+def test_version_2_sees_nothing_hidden(seed, players):
+    """A view's vector is the same in another world that differs only in what the seat cannot see."""
+    rng = random.Random(seed)
+    game = Game(Rules.make(num_players=players), seed, max_hands=1)
+    for _ in range(rng.randrange(12)):
+        if game.over:
+            return
+        game.step(rng.choice(game.legal_actions()))
+    if game.over:
+        return
+    view = game.view(game.current_player)
+    world = determinize(view, random.Random(seed + 1))
+    other = world.view(game.current_player)
+    np.testing.assert_array_equal(encode_lookahead(view), encode_lookahead(other))
+
+
+def test_encoder_and_env_option_errors():
+    from allfives_env.single_agent import SingleAgentEnv
+
+    assert encoder(1) is encode and encoder(2) is encode_lookahead
+    for bad in (0, 3, "2", 2.0, True):
+        with pytest.raises(ValueError, match="unknown observation version"):
+            encoder(bad)
+    with pytest.raises(ValueError, match="unknown observation version 3"):
+        SingleAgentEnv(obs_version=3)
+    env = SingleAgentEnv(obs_version=2)
+    obs, info = env.reset(seed=4)
+    assert obs.shape == env.observation_space.shape == (OBS_SIZES[2],)
+    assert env.observation_space.contains(obs)
+
+
+def test_the_aec_env_on_version_2_passes_the_pettingzoo_api_test():
+    from pettingzoo.test import api_test
+
+    import allfives_env
+
+    env = allfives_env.env(num_players=3, obs_version=2, target_score=60)
+    api_test(env, num_cycles=200)
+    env.reset(seed=2)
+    assert env.observation_space("player_0")["observation"].shape == (OBS_SIZES[2],)
+    plain = allfives_env.env(num_players=3, target_score=60)
+    plain.reset(seed=2)
+    for _ in range(30):
+        agent = env.agent_selection
+        assert plain.agent_selection == agent
+        two, one = env.observe(agent), plain.observe(agent)
+        np.testing.assert_array_equal(two["observation"][:OBS_SIZE], one["observation"])
+        np.testing.assert_array_equal(two["action_mask"], one["action_mask"])
+        if env.terminations[agent] or env.truncations[agent]:
+            break
+        action = int(np.flatnonzero(one["action_mask"])[0])
+        env.step(action)
+        plain.step(action)
+
+
+def test_action_features_of_version_2_read_the_lookahead_pieces():
+    _, view = next((g, v) for g, v in views_of_random_games(dict(num_players=2), seed=9) if len(v.legal_actions) > 1)
+    v1, v2 = encode(view), encode_lookahead(view)
+    f1, f2 = action_features(v1), action_features(v2)
+    assert f1.shape == (1, NUM_ACTIONS, N_FEATURES[1]) and f2.shape == (1, NUM_ACTIONS, N_FEATURES[2])
+    np.testing.assert_array_equal(f2[..., : N_FEATURES[1]], f1)
+    np.testing.assert_array_equal(f2[0, :, N_FEATURES[1]], piece(v2, "reply_threat"))
+    assert STATE_SIZE[2] == OFFSETS["reply_threat"] and STATE_SIZE[1] == OBS_SIZE
+
+
+def test_torch_and_numpy_action_features_agree_on_version_2():
+    import torch
+
+    from agents.network import ActionScorer
+
+    obs = np.stack([encode_lookahead(v) for _, v in views_of_random_games(dict(num_players=4), seed=2, games=1)][:200])
+    scorer = ActionScorer(8, 4, obs_version=2)
+    np.testing.assert_allclose(scorer.action_features(torch.as_tensor(obs)).numpy(), action_features(obs), atol=1e-6)
+
+
+def test_a_policy_whose_metadata_disagrees_with_its_weights_is_refused(tmp_path):
+    from agents.policy import NumpyPolicy, PolicyFileError
+    from test_export import make_model
+
+    path = make_model("scorer_v2", tmp_path / "v2.zip", {"obs_version": 1, "obs_size": OBS_SIZE})
+    with pytest.raises(PolicyFileError, match="size 1037 \\(OBS_VERSION 1\\)"):
+        NumpyPolicy.load(path)
+    good = make_model("scorer_v2", tmp_path / "good.zip")
+    policy = NumpyPolicy.load(good)
+    assert policy.obs_version == 2 and policy.obs_size == OBS_SIZES[2] and policy.encode is encode_lookahead
+    agent = make_agent(f"ppo:{good}")
+    game = Game(Rules.make(num_players=2, target_score=60), 1)
+    while not game.over:
+        view = game.view(game.current_player)
+        action = agent.act(view)
+        assert action in view.legal_actions
+        game.step(action)
