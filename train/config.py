@@ -24,6 +24,7 @@ import yaml
 
 from allfives_env.engine.rules import OPTION_NAMES, OPTIONS, Rules
 from allfives_env.episode import EpisodeSpec
+from allfives_env.observation import OBS_SIZES
 
 
 class ConfigError(ValueError):
@@ -84,6 +85,29 @@ class NetConfig:
     vf: list[int] = field(default_factory=lambda: [256, 256])
     scorer_width: int = 64
     activation: str = "tanh"
+    #: the observation the policy reads: 1, or 2 (version 1 and the lookahead pieces; see
+    #: allfives_env.observation)
+    obs_version: int = 1
+
+
+@dataclass
+class ImitateConfig:
+    """The warm start before PPO: behaviour cloning of ``teacher``, DAgger-style (train/imitate.py)."""
+
+    #: an agent spec (``expert``, ``ismcts:iters=200``); empty: no warm start
+    teacher: str = ""
+    #: round 1: the teacher plays the learner's seats; later rounds: the student does
+    rounds: int = 2
+    #: games per round
+    games: int = 400
+    #: share of the learner's moves played at random while gathering
+    explore: float = 0.1
+    epochs: int = 4
+    batch_size: int = 512
+    learning_rate: float = 1e-3
+    vf_coef: float = 0.5
+    #: processes that play the games
+    workers: int = 1
 
 
 @dataclass
@@ -113,6 +137,7 @@ class TrainConfig:
     game: GameConfig = field(default_factory=GameConfig)
     pool: PoolConfig = field(default_factory=PoolConfig)
     net: NetConfig = field(default_factory=NetConfig)
+    imitate: ImitateConfig = field(default_factory=ImitateConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     ppo: dict[str, Any] = field(
         default_factory=lambda: {
@@ -303,9 +328,15 @@ def validate(config: TrainConfig) -> None:
         (config.net.activation in ("tanh", "relu"), "net.activation must be tanh or relu"),
         (config.net.policy in ("scorer", "mlp"), "net.policy must be scorer or mlp"),
         (config.net.scorer_width >= 1, "net.scorer_width must be at least 1"),
+        (config.net.obs_version in OBS_SIZES, f"net.obs_version must be one of {', '.join(map(str, OBS_SIZES))}"),
         (all(n >= 1 for n in config.net.pi + config.net.vf), "net layer sizes must be positive"),
         (config.eval.every >= 1 and config.eval.games >= 2 and config.eval.final_games >= 2, "eval.every >= 1, eval.games and eval.final_games >= 2"),
         (config.eval.workers >= 1, "eval.workers must be at least 1"),
+        (config.imitate.rounds >= 1 and config.imitate.games >= 1 and config.imitate.epochs >= 1, "imitate.rounds, imitate.games and imitate.epochs must be at least 1"),
+        (0.0 <= config.imitate.explore <= 1.0, "imitate.explore must be in [0, 1]"),
+        (config.imitate.batch_size >= 1 and config.imitate.workers >= 1, "imitate.batch_size and imitate.workers must be at least 1"),
+        (math.isfinite(config.imitate.learning_rate) and config.imitate.learning_rate > 0, "imitate.learning_rate must be a finite number > 0"),
+        (math.isfinite(config.imitate.vf_coef) and config.imitate.vf_coef >= 0, "imitate.vf_coef must be a finite number >= 0"),
         (config.eval.best_against in config.eval.opponents, "eval.best_against must be one of eval.opponents"),
     ]
     for ok, message in checks:
@@ -315,6 +346,8 @@ def validate(config: TrainConfig) -> None:
         _check_agent(spec, "pool.heuristics")
     for spec in config.eval.opponents:
         _check_agent(spec, "eval.opponents")
+    if config.imitate.teacher:
+        _check_agent(config.imitate.teacher, "imitate.teacher")
     if config.pool.partner not in ("pool", "learner"):
         if not rules.partnerships:
             raise ConfigError("pool.partner applies to partnership games only")

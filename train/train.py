@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from allfives_env.observation import OBS_SIZE, OBS_VERSION
+from allfives_env.observation import OBS_SIZES
 
 from .checkpoint import CheckpointError, atomic_write, check_model, latest_checkpoint, load_model, load_state, save_checkpoint, set_rng_state
 from .config import ConfigError, TrainConfig, load_config, resume_changes, to_yaml
@@ -29,6 +29,8 @@ from .pool import OpponentPool
 
 #: the resolved config, saved in the run directory; a resume continues with it
 CONFIG_NAME = "config.yaml"
+#: the warm start's report per round (train/imitate.py), when the config has a teacher
+IMITATION_NAME = "imitation.json"
 
 
 def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = True) -> dict:
@@ -55,7 +57,8 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
     np.random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
     rules = cfg.game.rules()
-    metadata = {"obs_version": OBS_VERSION, "obs_size": OBS_SIZE, "rules": rules.to_dict(), "config_name": cfg.name}
+    obs_version = cfg.net.obs_version
+    metadata = {"obs_version": obs_version, "obs_size": OBS_SIZES[obs_version], "rules": rules.to_dict(), "config_name": cfg.name}
 
     # 2. opponent pool and environments ----------------------------------------------------------
     pool = OpponentPool(cfg.pool.heuristics, cfg.pool.self_play, cfg.pool.max_snapshots, run_dir / "pool")
@@ -77,6 +80,12 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
             print(f"resuming {run_dir} from step {model.num_timesteps}")
         else:
             model = new_model(cfg, env, run_dir / "tb")
+            if cfg.imitate.teacher:
+                from .imitate import warm_start
+
+                reports = warm_start(model, cfg, metadata)
+                atomic_write(run_dir / IMITATION_NAME, (json.dumps(reports, indent=1) + "\n").encode())
+                save_checkpoint(run_dir, model, {"pool": pool.state(), "tracker": dict(tracker)})
 
         # 4. callbacks -----------------------------------------------------------------------------
         started = time.time()
@@ -127,14 +136,30 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
         "model": "final.zip",
         "steps": int(model.num_timesteps),
         "wall_seconds": round(wall, 1),
-        "obs_version": OBS_VERSION,
+        "obs_version": obs_version,
         "rules": rules.to_dict(),
         "best": {"win_rate": tracker["best"], "steps": tracker["best_steps"], "against": cfg.eval.best_against},
+        "imitation": imitation_reports(run_dir),
         "final_evaluation": [{k: r[k] for k in ("opponent", "games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff")} for r in rows],
         "config": dataclasses.asdict(cfg),
     }
     atomic_write(run_dir / "card.json", (json.dumps(card, indent=1) + "\n").encode())
     return card
+
+
+def imitation_reports(run_dir: Path) -> list | None:
+    """The warm start's reports (``RUN/imitation.json``) for the card; ``None`` when the run had no
+    warm start, or (with a warning naming the file) when the file is not readable JSON: a damaged
+    report must not cost the finished run its card."""
+    path = run_dir / IMITATION_NAME
+    if not path.is_file():
+        return None
+    try:
+        reports = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"warning: {path} is not readable JSON ({exc}); the card leaves the warm start's reports out")
+        return None
+    return reports if isinstance(reports, list) else None
 
 
 def policy_spec(cfg: TrainConfig) -> tuple[type, dict]:

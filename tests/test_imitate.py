@@ -1,0 +1,106 @@
+"""The warm start of train/imitate.py: its data, determinism, learning, and a run that uses it."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from allfives_env.observation import OBS_SIZES
+from train.config import load_config
+from train.imitate import Batch, fit, gather, play_games
+
+from helpers import run_cli
+from test_train import TINY
+
+
+def tiny_config(**overrides):
+    items = [f"{k}={v}" for k, v in overrides.items()]
+    return load_config(TINY, ["net.obs_version=2", "imitate.teacher=expert", *items])
+
+
+def test_positions_are_the_learners_labelled_by_the_teacher_with_its_returns():
+    cfg = tiny_config(**{"ppo.gamma": 1.0, "imitate.explore": 0.0, "game.reward_scale": 1.0})
+    data = play_games(cfg, "expert", None, games=6, seed=3)
+    assert data.obs.shape == (len(data), OBS_SIZES[2]) and data.mask.shape == (len(data), 112)
+    assert data.mask[np.arange(len(data)), data.action].all(), "every label is a legal move"
+    again = play_games(cfg, "expert", None, games=6, seed=3)
+    for k in ("obs", "mask", "action", "ret"):
+        np.testing.assert_array_equal(getattr(data, k), getattr(again, k))
+    # gamma 1, reward_scale 1: a return is the zero-summed score change (two sides: mine minus the
+    # other's) from that decision to the end of the game, a sum of 5-point changes
+    assert all(float(r) % 5 == 0 for r in data.ret) and np.abs(data.ret).max() >= 60
+
+
+def test_gather_is_the_same_for_any_number_of_workers():
+    cfg = tiny_config()
+    one = gather(cfg, None, games=60, seed=1, workers=1)
+    two = gather(cfg, None, games=60, seed=1, workers=2)
+    assert len(one) > 100
+    for k in ("obs", "mask", "action", "ret"):
+        np.testing.assert_array_equal(getattr(one, k), getattr(two, k))
+
+
+def test_behaviour_cloning_learns_the_teachers_moves():
+    from sb3_contrib import MaskablePPO
+
+    from allfives_env.single_agent import SingleAgentEnv
+    from train.train import policy_spec
+
+    cfg = tiny_config(**{"imitate.epochs": 6, "imitate.learning_rate": 3e-3, "imitate.batch_size": 128})
+    policy_class, kwargs = policy_spec(cfg)
+    torch.manual_seed(0)
+    model = MaskablePPO(policy_class, SingleAgentEnv(obs_version=2), policy_kwargs=kwargs, seed=0, device="cpu")
+    data = gather(cfg, None, games=120, seed=2, workers=1)
+    untrained = fit_report(model, data, cfg, epochs=0)
+    trained = fit(model, data, cfg, log=lambda *_: None)
+    assert trained["positions"] == len(data)
+    assert trained["agreement"] > untrained + 0.15 and trained["agreement"] > 0.7, (untrained, trained)
+
+
+def fit_report(model, data: Batch, cfg, epochs: int) -> float:
+    cfg.imitate.epochs, saved = epochs, cfg.imitate.epochs
+    try:
+        return fit(model, data, cfg, log=lambda *_: None)["agreement"] if epochs else _agreement(model, data, cfg)
+    finally:
+        cfg.imitate.epochs = saved
+
+
+def _agreement(model, data, cfg) -> float:
+    order = np.random.default_rng(cfg.seed).permutation(len(data))
+    held = torch.as_tensor(order[: max(1, len(data) // 20)])
+    obs, mask, action = (torch.as_tensor(getattr(data, k))[held] for k in ("obs", "mask", "action"))
+    with torch.no_grad():
+        choice = model.policy.get_distribution(obs, mask).distribution.probs.argmax(-1)
+    several = mask.sum(-1) > 1
+    return float((choice == action)[several].float().mean())
+
+
+@pytest.mark.slow
+def test_a_run_with_a_warm_start_checkpoints_it_and_resumes(tmp_path):
+    run_dir = tmp_path / "run"
+    args = ["net.obs_version=2", "imitate.teacher=expert", "imitate.games=12", "imitate.rounds=2", "imitate.epochs=1"]
+    result = run_cli("train", "--config", TINY, "--run-dir", run_dir, "--no-progress", *args)
+    assert result.returncode == 0, result.stderr
+    assert "imitation round 2/2" in result.stdout and "played by the student" in result.stdout
+    reports = json.loads((run_dir / "imitation.json").read_text())
+    assert [r["round"] for r in reports] == [1, 2] and reports[1]["positions"] > reports[0]["positions"]
+    card = json.loads((run_dir / "card.json").read_text())
+    assert card["imitation"] == reports and card["obs_version"] == 2
+    assert (run_dir / "checkpoints" / "step_0000000000.zip").exists(), "the warm-started model is checkpointed before PPO"
+    resumed = run_cli("train", "--run-dir", run_dir, "--resume", "total_steps=1024", "--no-progress")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "imitation round" not in resumed.stdout, "a resume does not imitate again"
+    changed = run_cli("train", "--run-dir", run_dir, "--resume", "imitate.games=99")
+    assert changed.returncode == 2 and "imitate.games" in changed.stderr
+
+
+def test_a_damaged_imitation_report_costs_the_card_nothing_but_itself(tmp_path, capsys):
+    from train.train import IMITATION_NAME, imitation_reports
+
+    assert imitation_reports(tmp_path) is None
+    (tmp_path / IMITATION_NAME).write_text('[{"round": 1, "agreement": 0.9')
+    assert imitation_reports(tmp_path) is None
+    assert f"{tmp_path / IMITATION_NAME} is not readable JSON" in capsys.readouterr().out
+    (tmp_path / IMITATION_NAME).write_text('[{"round": 1, "agreement": 0.9}]')
+    assert imitation_reports(tmp_path) == [{"round": 1, "agreement": 0.9}]
