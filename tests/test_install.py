@@ -24,7 +24,7 @@ from agents.models import available_models, load_card, model_path
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "models"
-SHIPPED = ["allfives_2p", "allfives_4p"]
+SHIPPED = ["allfives_2p", "allfives_3p", "allfives_4p"]
 
 # what a source tree copy leaves out: environments, build outputs, caches, runs
 IGNORE = shutil.ignore_patterns(
@@ -60,7 +60,7 @@ def test_agent_specs_take_a_model_name_or_a_path(tmp_path, monkeypatch):
     from agents import make_agent
 
     named = make_agent("onnx:allfives_2p")
-    assert named.name == "onnx:allfives_2p" and named.policy.metadata["obs_version"] == "1"
+    assert named.name == "onnx:allfives_2p" and named.policy.metadata["obs_version"] == "2"
     monkeypatch.chdir(ROOT)
     assert make_agent("ppo:models/allfives_2p.zip").name == "ppo:models/allfives_2p.zip"
     # a file of that name in the working directory wins over the shipped model
@@ -89,7 +89,7 @@ for module in (allfives, allfives_env, agents):
     assert venv in Path(module.__file__).resolve().parents, (module.__file__, venv)
 path = model_path("allfives_2p", "onnx")
 assert venv in path.resolve().parents, path
-assert available_models() == ["allfives_2p", "allfives_4p"], available_models()
+assert available_models() == ["allfives_2p", "allfives_3p", "allfives_4p"], available_models()
 
 env = allfives_env.env(num_players=2)
 env.reset(seed=1)

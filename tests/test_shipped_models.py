@@ -13,8 +13,8 @@ from agents.policy import read_zip_metadata
 from allfives_env.engine import Game, Rules
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
-SHIPPED = {"allfives_2p": dict(num_players=2), "allfives_4p": dict(num_players=4, partnerships=True)}
-GAMES = {"allfives_2p": 200, "allfives_4p": 100}
+SHIPPED = {"allfives_2p": dict(num_players=2), "allfives_3p": dict(num_players=3), "allfives_4p": dict(num_players=4, partnerships=True)}
+GAMES = {"allfives_2p": 200, "allfives_3p": 120, "allfives_4p": 100}
 
 
 def card(name):
@@ -26,7 +26,9 @@ def test_card_describes_the_shipped_files(name):
     c = card(name)
     assert (MODELS / c["files"]["model"]).is_file() and (MODELS / c["files"]["onnx"]).is_file()
     assert Rules.from_dict(c["rules"]) == Rules.make(**SHIPPED[name])
-    assert read_zip_metadata(str(MODELS / f"{name}.zip"))["rules"] == c["rules"]
+    meta = read_zip_metadata(str(MODELS / f"{name}.zip"))
+    assert meta["rules"] == c["rules"]
+    assert meta["obs_version"] == c["obs_version"] == 2, "the shipped policies read the lookahead observation"
     results = {row["opponent"]: row for row in c["evaluation"]["results"]}
     assert set(results) == {"random", "greedy", "expert"}
     for row in results.values():
