@@ -26,6 +26,7 @@ _LAZY = {
     "env": "allfives_env.aec",
     "raw_env": "allfives_env.aec",
     "SingleAgentEnv": "allfives_env.single_agent",
+    "rllib_env": "allfives_env.rllib_adapter",
     "OBS_VERSION": "allfives_env.observation",
     "OBS_SIZE": "allfives_env.observation",
     "encode": "allfives_env.observation",
