@@ -64,7 +64,7 @@ from allfives_env.engine.tiles import NUM_ACTIONS, NUM_TILES
 from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
 from allfives_env.inputs import as_action, as_seed
 from allfives_env.observation import OBS_SIZES, OBS_VERSION, action_mask, encoder
-from allfives_env.render import render_view
+from allfives_env.render import RENDER_MODES, render_as
 
 
 #: the columns of a row of ``infos[agent]["events"]``
@@ -149,7 +149,7 @@ class raw_env(AECEnv):
     metadata = {
         "name": "all_fives_v0",
         "is_parallelizable": False,
-        "render_modes": ["ansi", "human"],
+        "render_modes": RENDER_MODES,
         "render_fps": 1,
         "obs_version": OBS_VERSION,
     }
@@ -283,19 +283,21 @@ class raw_env(AECEnv):
         self._rewards_dirty = True
 
     # ------------------------------------------------------------------ extras
-    def render(self) -> str | None:
-        """``ansi``: the picture as a string; ``human``: print it. Seen by the agent to act."""
+    def render(self):
+        """``ansi``: the picture as a string; ``human``: print it; ``rgb_array``: the picture as an
+        ``(H, W, 3)`` uint8 frame (``allfives_env.picture``). Seen by the agent to act."""
         if self.render_mode is None:
             return None
         if self.game is None:
-            text = "All Fives: call reset() first"
+            if self.render_mode == "rgb_array":
+                return None
+            out = "All Fives: call reset() first"
         else:
-            seat = self._seat.get(self.agent_selection, 0)
-            text = render_view(self.game.view(seat))
+            out = render_as(self.game.view(self._seat.get(self.agent_selection, 0)), self.render_mode)
         if self.render_mode == "human":
-            print(text)
+            print(out)
             return None
-        return text
+        return out
 
     def close(self) -> None:
         pass

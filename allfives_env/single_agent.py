@@ -37,7 +37,7 @@ from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
 from allfives_env.inputs import as_action, as_seed
 from allfives_env.observation import OBS_SIZES, OBS_VERSION, encoder
 from allfives_env.opponents import RandomOpponent, as_opponents
-from allfives_env.render import render_view
+from allfives_env.render import RENDER_MODES, render_as
 
 
 class SingleAgentEnv(gym.Env):
@@ -64,7 +64,7 @@ class SingleAgentEnv(gym.Env):
         obs_version: 1 (the default) or 2 (version 1 and the lookahead pieces), as in ``raw_env``.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1, "obs_version": OBS_VERSION}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": 1, "obs_version": OBS_VERSION}
 
     def __init__(
         self,
@@ -205,13 +205,15 @@ class SingleAgentEnv(gym.Env):
         return self.game.view(self._viewer())
 
     def render(self):
+        """``ansi``: the picture as text; ``human``: print it; ``rgb_array``: the picture as an
+        ``(H, W, 3)`` uint8 frame (``allfives_env.picture``). Seen by the learner's seat."""
         if self.render_mode is None or self.game is None:
             return None
-        text = render_view(self.game.view(self._viewer()))
+        out = render_as(self.game.view(self._viewer()), self.render_mode)
         if self.render_mode == "human":
-            print(text)
+            print(out)
             return None
-        return text
+        return out
 
     # ------------------------------------------------------------------ internals
     def _viewer(self) -> int:
