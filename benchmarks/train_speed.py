@@ -1,0 +1,144 @@
+"""Learning speed: learner steps/s of ``allfives train`` with the shipped 2-player recipe, beside
+PettingZoo's SB3 action-masking tutorial pipeline on connect_four_v3, in the same run.
+
+- **ours**: ``train.train.train`` on ``configs/ppo_2p.yaml`` (its network, PPO settings, opponent
+  pool, ``n_envs`` and ``SubprocVecEnv``) for ``--steps`` learner steps, with evaluations and
+  checkpoints pushed past the end; steps/s over ``model.learn`` (the run's ``wall_seconds``).
+- **peer**: the tutorial's ``train_action_mask`` (``tutorials/SB3/connect_four/
+  sb3_connect_four_action_mask.py``): ``SB3ActionMaskWrapper`` over ``connect_four_v3.env()``,
+  ``ActionMasker``, ``MaskablePPO(MaskableActorCriticPolicy, env)`` with SB3's defaults, one env,
+  self-play. Its wrapper is copied unchanged except that it also subclasses ``gymnasium.Env``,
+  which today's ``ActionMasker`` requires; steps/s over ``model.learn``.
+
+Rounds alternate ours and the peer, each in a fresh process with ``torch_threads`` as the recipe
+sets (1); the medians and their ratio are printed (``--json``: one line).
+
+    python benchmarks/train_speed.py --steps 40000 --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PEER = r'''
+import sys, time
+import gymnasium as gym
+import pettingzoo.utils
+import torch
+from pettingzoo.classic import connect_four_v3
+from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from sb3_contrib.common.wrappers import ActionMasker
+
+torch.set_num_threads(1)
+
+
+class SB3ActionMaskWrapper(pettingzoo.utils.BaseWrapper, gym.Env):
+    """Wrapper to allow PettingZoo environments to be used with SB3 illegal action masking."""
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed, options)
+        self.observation_space = super().observation_space(self.possible_agents[0])["observation"]
+        self.action_space = super().action_space(self.possible_agents[0])
+        return self.observe(self.agent_selection), {}
+
+    def step(self, action):
+        current_agent = self.agent_selection
+        super().step(action)
+        next_agent = self.agent_selection
+        return (
+            self.observe(next_agent),
+            self._cumulative_rewards[current_agent],
+            self.terminations[current_agent],
+            self.truncations[current_agent],
+            self.infos[current_agent],
+        )
+
+    def observe(self, agent):
+        return super().observe(agent)["observation"]
+
+    def action_mask(self):
+        return super().observe(self.agent_selection)["action_mask"]
+
+
+def mask_fn(env):
+    return env.action_mask()
+
+
+steps, seed = int(sys.argv[1]), int(sys.argv[2])
+env = SB3ActionMaskWrapper(connect_four_v3.env())
+env.reset(seed=seed)
+env = ActionMasker(env, mask_fn)
+model = MaskablePPO(MaskableActorCriticPolicy, env, verbose=0)
+model.set_random_seed(seed)
+start = time.perf_counter()
+model.learn(total_timesteps=steps)
+print(model.num_timesteps, time.perf_counter() - start)
+'''
+
+OURS = r'''
+import sys
+from train.config import load_config
+from train.train import train
+
+steps, seed, run_dir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+far = 10 * steps + 1
+config = load_config(sys.argv[4], [f"total_steps={steps}", f"seed={seed}", f"checkpoint_every={far}",
+                                   f"eval.every={far}", f"pool.snapshot_every={far}",
+                                   "eval.final_games=2", "eval.opponents=[random]", "eval.best_against=random"])
+card = train(config, run_dir, progress_bar=False)
+print(card["steps"], card["wall_seconds"])
+'''
+
+
+def run(code: str, *args) -> float:
+    """Steps/s that ``code`` prints (``steps seconds`` on its last line)."""
+    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, cwd=ROOT,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=3600)
+    if out.returncode != 0:
+        raise SystemExit(out.stderr[-2000:])
+    steps, seconds = out.stdout.strip().splitlines()[-1].split()
+    return int(steps) / float(seconds)
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=40_000, help="learner steps per contestant and round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--config", default=str(ROOT / "configs" / "ppo_2p.yaml"))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    ours, peer = [], []
+    started = time.perf_counter()
+    for r in range(args.rounds):
+        with tempfile.TemporaryDirectory(prefix="allfives-train-speed-") as folder:
+            ours.append(run(OURS, args.steps, args.seed + r, Path(folder) / "run", args.config))
+        peer.append(run(PEER, args.steps, args.seed + r))
+        if not args.json:
+            print(f"round {r + 1}: allfives train {ours[-1]:,.0f} steps/s, connect_four tutorial {peer[-1]:,.0f} steps/s")
+    report = {
+        "allfives_steps_per_s": round(statistics.median(ours), 1),
+        "connect_four_tutorial_steps_per_s": round(statistics.median(peer), 1),
+        "ratio": round(statistics.median(ours) / statistics.median(peer), 2),
+        "rounds": args.rounds,
+        "steps": args.steps,
+        "config": Path(args.config).name,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    print(json.dumps(report) if args.json else f"median: {report['allfives_steps_per_s']:,} vs {report['connect_four_tutorial_steps_per_s']:,} steps/s, ratio {report['ratio']}")
+    return report
+
+
+if __name__ == "__main__":
+    main()
