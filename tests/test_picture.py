@@ -132,3 +132,27 @@ def test_record_video_films_a_game(tmp_path):
     env.close()
     videos = list(tmp_path.glob("*.mp4"))
     assert len(videos) == 1 and videos[0].stat().st_size > 1000
+
+
+def test_replay_writes_a_page_that_steps_through_the_game(tmp_path):
+    import json
+
+    from allfives_env.engine import PLAY
+    from allfives_env.engine.record import replay_file
+
+    from helpers import run_cli
+
+    records = tmp_path / "games.jsonl"
+    assert run_cli("simulate", "--games", "2", "--seed", "4", "--players", "4", "--records", records).returncode == 0
+    out = tmp_path / "game.html"
+    result = run_cli("replay", records, "--html", out, "--game", "2")
+    assert result.returncode == 0, result.stderr
+    page = out.read_text()
+    _, game = list(replay_file(records))[1]
+    placements = sum(e[0] == PLAY for log in game.hand_logs for e in log.events)
+    assert page.count("<svg") == placements + 1, "one picture per position, and the end"
+    captions = json.loads(page.split("captions = ")[1].split(";\n")[0])
+    assert len(captions) == placements + 1 and captions[-1].startswith(f"final scores {game.scores}")
+    assert "http" not in page.replace("http://www.w3.org/2000/svg", ""), "no network at run time"
+    missing = run_cli("replay", records, "--html", tmp_path / "x.html", "--game", "3")
+    assert missing.returncode == 2 and "the files hold 2 games" in missing.stderr and not (tmp_path / "x.html").exists()
