@@ -1,9 +1,8 @@
 """``allfives replay GAME.jsonl --html OUT.html``: a self-contained page that steps through a game.
 
-The record is first replayed and checked by the engine (``replay_record``); the positions are
-then rebuilt by playing the same deals and the recorded placements through a fresh ``Game``, and
-each position is drawn by ``allfives_env.picture`` as seen by the seat to move (the last one by
-the seat that moved last). The page holds every picture inline (no network, no script files):
+The record is first replayed and checked by the engine (``replay_record``); its positions are
+rebuilt through the engine (``replay_positions``), and each is drawn by ``allfives_env.picture``
+as seen by the seat to move (the final one by the seat that moved last). The page holds every picture inline (no network, no script files):
 buttons, a slider and the arrow keys step through them.
 """
 
@@ -12,32 +11,19 @@ from __future__ import annotations
 import json
 from html import escape
 
-from allfives_env.engine import PLAY, Deal, Game
-from allfives_env.engine.events import play_end
-from allfives_env.engine.tiles import action_id
+from allfives_env.engine import Game
+from allfives_env.engine.record import replay_positions
 from allfives_env.picture import svg
 from allfives_env.render import event_text
 
 
 def positions(game: Game) -> list[tuple[object, str]]:
     """Every position of a finished (replayed) ``game``: ``(view, caption)`` before each placement
-    and after the last one."""
-    deals = [Deal(tuple(map(tuple, log.deal)), tuple(log.boneyard), log.starter) for log in game.hand_logs]
-    again = Game(game.rules, game.seed, deals=deals, scores=list(game.initial_scores), max_hands=len(deals))
-    out = []
-    for h, log in enumerate(game.hand_logs):
-        first = True
-        for event in log.events:
-            if event[0] != PLAY:
-                continue  # draws and passes are carried out by the engine inside the step before
-            seat = again.current_player
-            out.append((again.view(seat), f"hand {h + 1}: {event_text(event)}"))
-            again.step(action_id(event[2], play_end(event[3], first)))
-            first = False
-    last_seat = out[-1][0].seat if out else 0
-    end = f"final scores {again.scores}" + (f", side {again.winner} wins" if again.winner is not None else "")
-    out.append((again.view(last_seat), end))
-    return out
+    (``engine.record.replay_positions``) and, last, after the final one."""
+    out = [(view, f"hand {h + 1}: {event_text(event)}") for h, _, view, event in replay_positions(game)]
+    final = game.view(out[-1][0].seat if out else 0)
+    end = f"final scores {game.scores}" + (f", side {game.winner} wins" if game.winner is not None else "")
+    return out + [(final, end)]
 
 
 PAGE = """<!doctype html>

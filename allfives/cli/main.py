@@ -12,6 +12,7 @@ from .common import CLIError
 COMMANDS = {
     "simulate": "allfives.cli.simulate",
     "replay": "allfives.cli.replay",
+    "analyze": "allfives.cli.analyze",
     "play": "allfives.cli.play",
     "tournament": "allfives.cli.tournament",
     "train": "allfives.cli.train",

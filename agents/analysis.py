@@ -1,0 +1,122 @@
+"""Move analysis: every legal move of a position with its estimated value and a 95% interval.
+
+For a seat's ``PlayerView``, ``analyze`` samples ``worlds`` possible worlds consistent with the
+view (hidden hands and boneyard order, ``agents.belief.determinize``: only what the seat can see
+is used) and, for each legal move, plays the move and then the rest of the hand in every world
+with a playout policy (an agent spec: ``greedy``, ``expert``, ``ppo:allfives_2p``, ...) at every
+seat. All moves are played out in the same worlds (common random numbers), so their differences
+are sharper than their values.
+
+Per move it reports:
+
+- ``points``: what the move scores now (the engine's count);
+- ``value``: the mean over the worlds of the viewer's side's zero-summed score change from the
+  position to the end of the hand (the move's points included; a hand that a side's reaching the
+  target ends counts as it stands), with a 95% normal interval ``[value_low, value_high]``;
+- ``win``: when the game can end in this hand, the share of worlds in which the viewer's side
+  wins the game, with its 95% Wilson interval; ``None`` when no world ended the game.
+
+When nothing is hidden from the seat (every unseen tile's place is known: an empty boneyard and
+one other hand), there is one world: a deterministic playout policy (greedy, expert, a trained
+policy) then gives the exact result, and the intervals have zero width.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import time
+
+from allfives_env.engine.rewards import zero_sum
+from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, END_NAMES, TILES
+from allfives_env.lookahead import unseen_mask
+
+from .belief import determinize
+from .registry import make_agent
+from .tournament_stats import wilson_interval
+
+#: the most worlds one analysis may sample (``allfives analyze`` and the server cap requests by it)
+MAX_WORLDS = 2000
+
+
+def hidden_is_known(view) -> bool:
+    """Whether every tile the seat has not seen has a known place (one world only)."""
+    others = [s for s in range(view.rules.num_players) if s != view.seat and view.tile_counts[s]]
+    return unseen_mask(view) == 0 or (view.boneyard_size == 0 and len(others) <= 1)
+
+
+def analyze(view, policy: str = "greedy", worlds: int = 200, seed: int = 0, seconds: float | None = None) -> dict:
+    """The analysis of ``view`` (see the module docstring). ``seconds`` caps the wall time: fewer
+    worlds are played if it runs out (at least one), and ``worlds`` in the result says how many."""
+    if type(worlds) is not int or not 1 <= worlds <= MAX_WORLDS:
+        raise ValueError(f"worlds must be an integer in 1..{MAX_WORLDS}, got {worlds!r}")
+    if not view.legal_actions:
+        raise ValueError("the seat has no move to analyse: it is not its turn")
+    rng = random.Random(seed)
+    exact = hidden_is_known(view)
+    count = 1 if exact else worlds
+    rules = view.rules
+    side = rules.side_of[view.seat]
+    agents = [make_agent(policy, seed=rng.getrandbits(63)) for _ in range(rules.num_players)]
+    legal = list(view.legal_actions)
+    values: dict[int, list[float]] = {a: [] for a in legal}
+    wins: dict[int, list[bool]] = {a: [] for a in legal}
+    root = list(view.scores)
+    deadline = None if seconds is None else time.perf_counter() + seconds
+    played = 0
+    for w in range(count):
+        if deadline is not None and played and time.perf_counter() > deadline:
+            break
+        world_seed = rng.getrandbits(63)
+        for a in legal:
+            game = determinize(view, random.Random(world_seed))
+            for s, agent in enumerate(agents):
+                agent.reset(world_seed + s)
+            game.step(a)
+            while not game.over:
+                seat = game.current_player
+                game.step(agents[seat].act(game.view(seat)))
+            values[a].append(zero_sum([x - y for x, y in zip(game.scores, root)])[side])
+            if game.winner is not None:
+                wins[a].append(game.winner == side)
+        played += 1
+    moves = []
+    for a, points in zip(legal, view.move_points()):
+        v = values[a]
+        mean = statistics.fmean(v)
+        half = 1.96 * statistics.stdev(v) / math.sqrt(len(v)) if len(v) > 1 else 0.0
+        move = {
+            "action": a,
+            "tile": list(TILES[ACTION_TILE[a]]),
+            "end": "lead" if view.lead < 0 else END_NAMES[ACTION_END[a]],
+            "points": points,
+            "value": round(mean, 3),
+            "value_low": round(mean - half, 3),
+            "value_high": round(mean + half, 3),
+            "win": None,
+        }
+        if wins[a]:
+            won = sum(wins[a])
+            low, high = wilson_interval(won, played)
+            move.update(win=round(won / played, 4), win_low=round(low, 4), win_high=round(high, 4))
+        moves.append(move)
+    moves.sort(key=lambda m: (-m["value"], m["action"]))
+    return {"seat": view.seat, "policy": policy, "worlds": played, "exact": exact, "moves": moves}
+
+
+def format_analysis(result: dict) -> str:
+    """A table of the analysis, best move first."""
+    worlds = "1 world: nothing is hidden" if result["exact"] else f"{result['worlds']} sampled worlds"
+    lines = [
+        f"seat {result['seat']}, playouts by {result['policy']}, {worlds}",
+        f"{'move':<14} {'points':>6} {'value':>8} {'95% interval':>18} {'win':>7} {'95% interval':>16}",
+    ]
+    for m in result["moves"]:
+        where = "lead" if m["end"] == "lead" else f"on {m['end']}"
+        move = f"{m['tile'][0]}-{m['tile'][1]} {where}"
+        interval = f"[{m['value_low']:+.1f}, {m['value_high']:+.1f}]"
+        win = "" if m["win"] is None else f"{100 * m['win']:.1f}%"
+        win_ci = "" if m["win"] is None else f"[{100 * m['win_low']:.1f}, {100 * m['win_high']:.1f}]"
+        lines.append(f"{move:<14} {m['points']:>6} {m['value']:>+8.1f} {interval:>18} {win:>7} {win_ci:>16}")
+    return "\n".join(lines)
