@@ -19,8 +19,10 @@ from typing import Callable
 from allfives_env.engine.events import public_event
 from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, CLOSED, END_INDEX, END_NAMES, TILE_INDEX, TILE_NAMES
 
-COMMANDS = ("hint", "help", "quit")
-_ALIASES = {"h": "hint", "?": "help", "q": "quit", "exit": "quit"}
+COMMANDS = ("hint", "analyze", "help", "quit")
+_ALIASES = {"h": "hint", "a": "analyze", "analyse": "analyze", "?": "help", "q": "quit", "exit": "quit"}
+#: worlds the ``analyze`` command samples (greedy playouts: about a second)
+ANALYZE_WORLDS = 300
 _END_ALIASES = {"w": "west", "e": "east", "n": "north", "s": "south", "left": "west", "right": "east"}
 _TILE = re.compile(r"^(\d+)[-|:/](\d+)$")
 
@@ -225,6 +227,8 @@ class PlaySession:
                 self.screen.help(view)
             elif answer == "hint":
                 self.show_hint(view)
+            elif answer == "analyze":
+                self.show_analysis(view)
             else:
                 return answer
 
@@ -235,6 +239,14 @@ class PlaySession:
         else:
             choice, label, values = bot_preference(self.hinter, view)
         self.screen.hint(view, getattr(self.hinter, "name", None), choice, label, values)
+
+    def show_analysis(self, view) -> None:
+        """The move analysis (``agents.analysis``): every legal move's value with a 95% interval."""
+        from agents.analysis import analyze, format_analysis
+
+        result = analyze(view, "greedy", ANALYZE_WORLDS, seed=self.game.seed + len(self.game.events), seconds=3.0)
+        for line in format_analysis(result).splitlines():
+            self.screen.note(line)
 
     def show_news(self) -> None:
         """Everything that happened since the person last saw the table: events, hand results, new hands."""

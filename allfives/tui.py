@@ -33,6 +33,7 @@ At your turn type one of:
   a move number            e.g. 1
   a tile and an end        e.g. 5-6 east  (or 5-6 e, 5-6 on east); just 5-6 when it fits one way only
   hint                     every legal move, the points it scores now, and the bot's preference
+  analyze                  every legal move's value to the end of the hand, from sampled worlds (greedy playouts)
   help                     this text
   quit                     leave the game (Ctrl-C or end of input leave too)
 Points: after each placement the open ends are added up; a multiple of five scores that many.

@@ -62,6 +62,16 @@ def test_hint_lists_every_legal_move_with_points_and_the_bots_choice():
     assert hint.count("<- bot's choice") == 1
 
 
+def test_analyze_lists_every_legal_move_with_its_value_and_interval():
+    result = play("--opponent", "greedy", "--seed", "3", stdin="analyze\n")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    moves = re.findall(r"^  (\d+\) .*\(\+\d+\))$", out.split("your moves:")[1].split("your move (")[0], re.M)
+    analysis = out.split("playouts by greedy")[1]
+    rows = re.findall(r"^\s*(\d-\d (?:lead|on \w+))\s+\d+\s+[-+]\d+\.\d\s+\[[-+]\d+\.\d, [-+]\d+\.\d\]", analysis, re.M)
+    assert moves and len(rows) == len(moves), (moves, rows)
+
+
 def _greedy_first_turn(seed: int):
     """The human's first view in ``play --opponent greedy --seed SEED`` (greedy has no randomness)."""
     game = Game(Rules.make(num_players=2), seed)

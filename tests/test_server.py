@@ -259,7 +259,7 @@ def test_schema_and_openapi(onnx_server):
         assert not validator.is_valid(bad)
     status, doc, _ = call(onnx_server, "/openapi.json")
     assert status == 200 and doc["openapi"].startswith("3.1") and doc["servers"] == [{"url": onnx_server.url}]
-    assert set(doc["paths"]) == {"/health", "/schema", "/openapi.json", "/move"}
+    assert set(doc["paths"]) == {"/health", "/schema", "/openapi.json", "/move", "/analyze"}
     refs = re.findall(r'"\$ref": "#/components/schemas/(\w+)"', json.dumps(doc))
     assert refs and set(refs) <= set(doc["components"]["schemas"])
     for name, definition in doc["components"]["schemas"].items():
@@ -489,3 +489,39 @@ def test_cli_prints_the_url_and_stops_cleanly_on_ctrl_c():
     assert "GET /health 200" in err and "stopped" in err
     out = run_cli("serve", "--policy", "nope.onnx", cwd=ROOT, timeout=60)
     assert out.returncode == 2 and "policy file not found: nope.onnx" in out.stderr
+
+
+# -- move analysis ---------------------------------------------------------------------
+
+
+def test_analyze_answers_every_legal_move_within_the_caps(expert_server):
+    jsonschema = pytest.importorskip("jsonschema")
+    game, seat = next(positions(Rules.make(num_players=2), 1, 7, every=4))
+    body = request_of(game, seat)
+    del body["explain"]
+    status, result, _ = call(expert_server, "/analyze", dict(body, worlds=40, playout="expert", seed=3))
+    assert status == 200, result
+    view = view_from_history(game.rules, seat, body["hand"], body["history"], body["scores"])
+    assert sorted(m["action"] for m in result["moves"]) == sorted(view.legal_actions)
+    assert all(m["points"] == view.points_of(m["action"]) and m["value_low"] <= m["value"] <= m["value_high"] for m in result["moves"])
+    assert result["worlds"] <= 40 and result["policy"] == "expert"
+    doc = openapi()
+    schemas = doc["components"]["schemas"]
+    response = json.loads(json.dumps({"$defs": schemas, **schemas["AnalyzeResponse"]}).replace("#/components/schemas/", "#/$defs/"))
+    jsonschema.Draft202012Validator(response).validate(result)
+    again = call(expert_server, "/analyze", dict(body, worlds=40, playout="expert", seed=3))[1]
+    assert (again["moves"] == result["moves"]) or again["worlds"] != result["worlds"], "same seed, same worlds"
+    for change, message in [
+        ({"worlds": 10_000}, "worlds must be an integer in 1..200 (this server's cap)"),
+        ({"worlds": "lots"}, "worlds must be an integer"),
+        ({"playout": "ppo:/etc/passwd"}, "playout must be one of greedy, expert, random"),
+        ({"seed": -1}, "seed must be a non-negative integer"),
+        ({"explain": True}, "unknown field(s) 'explain'; a analyze request has"),
+        ({"hand": body["hand"] + body["hand"][:1]}, "appears twice"),
+    ]:
+        status, error, _ = call(expert_server, "/analyze", dict(body, **change))
+        assert status in (400, 422) and message in error["error"], (change, error)
+    with running("expert", analyze_worlds=5, analyze_seconds=0.01) as tight:
+        status, capped, _ = call(tight, "/analyze", dict(body, worlds=5))
+        assert status == 200 and 1 <= capped["worlds"] <= 5
+        assert call(tight, "/analyze", dict(body, worlds=6))[0] == 422

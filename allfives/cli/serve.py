@@ -13,7 +13,7 @@ def add_parser(sub, name: str) -> None:
     p = sub.add_parser(
         name,
         help="HTTP bot server: POST a position to /move, get the policy's move (docs/frontends.md)",
-        description="Serve a policy over HTTP (JSON): GET /health, /schema, /openapi.json; POST /move.",
+        description="Serve a policy over HTTP (JSON): GET /health, /schema, /openapi.json; POST /move, /analyze.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n  allfives serve --policy models/allfives_2p.onnx\n"
         "  allfives serve --policy ismcts:iters=200,rollout=greedy --port 8080 --quiet",
@@ -32,6 +32,10 @@ def add_parser(sub, name: str) -> None:
     p.add_argument(
         "--cors", metavar="ORIGIN", help="send Access-Control-Allow-Origin: ORIGIN (e.g. '*') for browser frontends"
     )
+    p.add_argument("--analyze-worlds", type=int, default=None, metavar="N",
+                   help="most sampled worlds one POST /analyze may ask for (default 200)")
+    p.add_argument("--analyze-seconds", type=float, default=None, metavar="S",
+                   help="most seconds of playouts per POST /analyze (default 2)")
     p.add_argument("--quiet", action="store_true", help="no log line per request")
     p.set_defaults(run=run)
 
@@ -45,12 +49,22 @@ def run(args) -> int:
     max_body = MAX_BODY if args.max_body is None else args.max_body
     if max_body < 1:
         raise CLIError(f"--max-body must be at least 1, got {max_body}")
+    from agents.analysis import MAX_WORLDS
+    from allfives.server.service import ANALYZE_SECONDS, ANALYZE_WORLDS
+
+    worlds = ANALYZE_WORLDS if args.analyze_worlds is None else args.analyze_worlds
+    seconds = ANALYZE_SECONDS if args.analyze_seconds is None else args.analyze_seconds
+    if not 1 <= worlds <= MAX_WORLDS:
+        raise CLIError(f"--analyze-worlds must be in 1..{MAX_WORLDS}, got {worlds}")
+    if not (seconds > 0 and seconds <= 60):
+        raise CLIError(f"--analyze-seconds must be in (0, 60], got {seconds}")
     try:
         service = BotService(args.policy, seed=args.seed)
     except ValueError as exc:
         raise CLIError(f"--policy {args.policy}: {exc}") from None
     try:
-        server = make_server(service, args.host, args.port, quiet=args.quiet, max_body=max_body, cors=args.cors)
+        server = make_server(service, args.host, args.port, quiet=args.quiet, max_body=max_body, cors=args.cors,
+                             analyze_worlds=worlds, analyze_seconds=seconds)
     except OSError as exc:
         raise CLIError(f"cannot listen on {args.host}:{args.port}: {exc}") from None
     trained = f" (trained for {service.policy_rules.to_dict()})" if service.policy_rules else ""

@@ -1,6 +1,7 @@
 """The HTTP layer of the bot server: ``http.server.ThreadingHTTPServer``, JSON in and out.
 
-Routes: ``GET /health``, ``GET /schema``, ``GET /openapi.json``, ``POST /move``. Every answer,
+Routes: ``GET /health``, ``GET /schema``, ``GET /openapi.json``, ``POST /move``, ``POST /analyze``
+(the move analysis, within the per-request caps ``analyze_worlds`` and ``analyze_seconds``). Every answer,
 errors included, is a JSON object (errors are ``{"error": "..."}``); an unknown path is a 404, a
 method a path does not take a 405, a body without Content-Length a 411, one over ``max_body``
 bytes a 413. Any unexpected exception becomes a 500 and the server keeps serving. One line per
@@ -19,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 from . import schema
-from .service import ApiError, BotService
+from .service import ANALYZE_SECONDS, ANALYZE_WORLDS, ApiError, BotService
 
 MAX_BODY = 64 * 1024
 #: bodies over the limit but under this are read and dropped, so the client sees the 413
@@ -46,6 +47,8 @@ class BotServer(ThreadingHTTPServer):
         max_body: int = MAX_BODY,
         cors: str | None = None,
         log=None,
+        analyze_worlds: int = ANALYZE_WORLDS,
+        analyze_seconds: float = ANALYZE_SECONDS,
     ) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
@@ -53,6 +56,8 @@ class BotServer(ThreadingHTTPServer):
         self.quiet = quiet
         self.max_body = max_body
         self.cors = cors
+        self.analyze_worlds = analyze_worlds
+        self.analyze_seconds = analyze_seconds
         self.log_stream = log
         self._log_lock = threading.Lock()
         super().__init__(address, Handler)
@@ -103,6 +108,7 @@ class Handler(BaseHTTPRequestHandler):
         "/schema": ("GET", "HEAD"),
         "/openapi.json": ("GET", "HEAD"),
         "/move": ("POST",),
+        "/analyze": ("POST",),
     }
 
     def do_GET(self) -> None:
@@ -124,6 +130,9 @@ class Handler(BaseHTTPRequestHandler):
         service = self.server.service
         if path == "/move":
             return 200, service.move_json(self._read_body()), {}
+        if path == "/analyze":
+            server = self.server
+            return 200, service.analyze_json(self._read_body(), server.analyze_worlds, server.analyze_seconds), {}
         if path == "/health":
             return 200, service.health(), {}
         if path == "/schema":

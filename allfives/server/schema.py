@@ -11,6 +11,8 @@ from allfives_env.engine.rules import OPTIONS, Option
 from allfives_env.engine.tiles import END_NAMES
 from allfives_env.observation import OBS_SIZES
 
+from .service import PLAYOUTS
+
 ENDS = ["lead", *END_NAMES]
 
 
@@ -159,6 +161,53 @@ def _defs() -> dict:
                 },
             },
         },
+        "AnalyzeRequest": {
+            "type": "object",
+            "description": "a position as for /move (without explain), the worlds to sample and the playout policy",
+            "required": ["seat", "hand"],
+            "additionalProperties": False,
+            "properties": {
+                "rules": {"anyOf": [{"$ref": "Rules"}, {"type": "null"}]},
+                "seat": {"type": "integer", "minimum": 0, "maximum": 3, "description": "the seat to move"},
+                "hand": {"type": "array", "items": {"$ref": "Tile"}, "maxItems": 28},
+                "history": {"type": ["array", "null"], "items": {"$ref": "Event"}},
+                "scores": {"type": ["array", "null"], "items": {"type": "integer"}, "minItems": 2, "maxItems": 4},
+                "worlds": {"type": "integer", "minimum": 1, "description": "sampled worlds (default 100; at most the server's cap, 200 by default)"},
+                "playout": {"enum": list(PLAYOUTS), "description": "the agent that plays every seat in the playouts (default greedy)"},
+                "seed": {"type": "integer", "minimum": 0, "description": "fixes the sampled worlds (default 0)"},
+            },
+        },
+        "AnalyzeResponse": {
+            "type": "object",
+            "required": ["seat", "policy", "worlds", "exact", "moves"],
+            "properties": {
+                "seat": {"type": "integer"},
+                "policy": {"type": "string", "description": "the playout policy"},
+                "worlds": {"type": "integer", "description": "worlds played (fewer than asked when the time cap ran out)"},
+                "exact": {"type": "boolean", "description": "nothing was hidden: one world, the exact result for a deterministic playout"},
+                "moves": {
+                    "type": "array",
+                    "description": "every legal move, best value first",
+                    "items": {
+                        "allOf": [
+                            {"$ref": "Move"},
+                            {
+                                "type": "object",
+                                "required": ["value", "value_low", "value_high", "win"],
+                                "properties": {
+                                    "value": {"type": "number", "description": "mean zero-summed score change of the seat's side to the end of the hand"},
+                                    "value_low": {"type": "number"},
+                                    "value_high": {"type": "number", "description": "95% interval of the value"},
+                                    "win": {"type": ["number", "null"], "description": "share of worlds won, when the game can end in the hand"},
+                                    "win_low": {"type": "number"},
+                                    "win_high": {"type": "number", "description": "95% Wilson interval of win"},
+                                },
+                            },
+                        ]
+                    },
+                },
+            },
+        },
         "Health": {
             "type": "object",
             "required": ["status", "policy", "obs_version", "rules"],
@@ -229,6 +278,17 @@ def openapi(server_url: str | None = None, policy: str | None = None) -> dict:
                 "get": {
                     "summary": "this description",
                     "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {}}}},
+                }
+            },
+            "/analyze": {
+                "post": {
+                    "summary": "every legal move's estimated value (and win chance) with 95% intervals, from sampled worlds",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AnalyzeRequest"}}},
+                    },
+                    "responses": {"200": body("AnalyzeResponse", "the analysis")}
+                    | {code: body("Error", text) for code, text in errors.items()},
                 }
             },
             "/move": {

@@ -26,6 +26,12 @@ from allfives_env.observation import OBS_SIZES, OBS_VERSION
 #: the fields of a move request, and those it must have
 REQUEST_FIELDS = ("rules", "seat", "hand", "history", "scores", "explain")
 REQUIRED_FIELDS = ("seat", "hand")
+#: the fields of a ``POST /analyze`` body: a position as for ``/move``, the worlds, the playout policy
+ANALYZE_FIELDS = ("rules", "seat", "hand", "history", "scores", "worlds", "playout", "seed")
+#: the playout policies ``/analyze`` offers (names only: a request never names a file)
+PLAYOUTS = ("greedy", "expert", "random")
+#: the default per-request caps of ``/analyze`` (``allfives serve --analyze-worlds/--analyze-seconds``)
+ANALYZE_WORLDS, ANALYZE_SECONDS = 200, 2.0
 
 
 class ApiError(Exception):
@@ -97,14 +103,15 @@ def parse_json(data: bytes):
         raise ApiError(400, f"malformed JSON: {exc}") from None
 
 
-def check_request(body) -> dict:
-    """The request with defaults filled in, after checking its fields and their types (``ApiError`` 400/422)."""
+def check_request(body, fields: tuple = REQUEST_FIELDS, kind: str = "move") -> dict:
+    """The request with defaults filled in, after checking its fields and their types (``ApiError``
+    400/422). ``fields`` are the fields a ``kind`` request may have (the position's and its own)."""
     if not isinstance(body, dict):
         raise ApiError(400, f"the request must be a JSON object, got {json_type(body)}")
-    unknown = sorted(set(body) - set(REQUEST_FIELDS))
+    unknown = sorted(set(body) - set(fields))
     if unknown:
         raise ApiError(
-            400, f"unknown field(s) {', '.join(map(repr, unknown))}; a move request has {', '.join(REQUEST_FIELDS)}"
+            400, f"unknown field(s) {', '.join(map(repr, unknown))}; a {kind} request has {', '.join(fields)}"
         )
     missing = [name for name in REQUIRED_FIELDS if name not in body]
     if missing:
@@ -251,6 +258,32 @@ class BotService:
     def move_json(self, data: bytes) -> dict:
         """``move`` of a raw request body."""
         return self.move(parse_json(data))
+
+    def analyze(self, body, max_worlds: int = ANALYZE_WORLDS, max_seconds: float = ANALYZE_SECONDS) -> dict:
+        """The body of ``POST /analyze``: ``agents.analysis.analyze`` of the position, within the
+        server's caps (at most ``max_worlds`` worlds and about ``max_seconds`` of playouts)."""
+        from agents.analysis import analyze
+
+        req = check_request(body, ANALYZE_FIELDS, "analyze")
+        worlds = body.get("worlds", min(100, max_worlds))
+        if not _is_int(worlds) or not 1 <= worlds <= max_worlds:
+            raise ApiError(422, f"worlds must be an integer in 1..{max_worlds} (this server's cap), got {_show(worlds)}")
+        playout = body.get("playout", "greedy")
+        if playout not in PLAYOUTS:
+            raise ApiError(422, f"playout must be one of {', '.join(PLAYOUTS)}, got {_show(playout)}")
+        seed = body.get("seed", 0)
+        if not _is_int(seed) or seed < 0:
+            raise ApiError(422, f"seed must be a non-negative integer, got {_show(seed)}")
+        rules = self.rules_for(req["rules"])
+        try:
+            view = view_from_history(rules, req["seat"], req["hand"], req["history"], req["scores"])
+        except PositionError as exc:
+            raise ApiError(422, str(exc)) from None
+        return analyze(view, playout, worlds, seed=seed, seconds=max_seconds)
+
+    def analyze_json(self, data: bytes, max_worlds: int = ANALYZE_WORLDS, max_seconds: float = ANALYZE_SECONDS) -> dict:
+        """``analyze`` of a raw request body."""
+        return self.analyze(parse_json(data), max_worlds, max_seconds)
 
     @staticmethod
     def _describe(view, action: int) -> dict:
