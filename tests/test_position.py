@@ -130,3 +130,35 @@ def test_lenient_event_from_dict_names_what_is_wrong(event, message):
 )
 def test_lenient_event_from_dict_takes_hidden_draws_and_missing_points(event, parsed):
     assert event_from_dict(event, 2, strict=False, where="ev") == parsed
+
+
+def _revealed_draw_position(seed_range=range(200)):
+    """A 2-player position where seat 1 drew earlier in the hand and seat 0 is to move: the history
+    with seat 1's draws revealed (as a frontend that saw them would send), and the game."""
+    for seed in seed_range:
+        game = Game(Rules.make(num_players=2), seed)
+        rng = random.Random(seed)
+        while not game.over and game.hand_index == 0:
+            if game.current_player == 0 and any(e[0] == DRAW and e[1] == 1 for e in game.events):
+                history = [event_to_dict(e) for e in (public_event(e, 0) if e[1] == 0 else e for e in game.events)]
+                return game, history
+            game.step(rng.choice(game.legal_actions()))
+    raise AssertionError("no position with a draw by seat 1")
+
+
+def test_another_seats_revealed_draw_must_be_a_possible_tile():
+    game, history = _revealed_draw_position()
+    hand = [list(TILES[t]) for t in sorted(game.view(0).hand_tiles)]
+    scores = list(game.hand_logs[-1].scores_before)
+    view_from_history(game.rules, 0, hand, history, scores)  # the true draws are accepted
+    i = next(k for k, e in enumerate(history) if e["type"] == "draw" and e["player"] == 1)
+    played = next(e["tile"] for e in history[:i] if e["type"] == "play")
+    for tile, message in [(hand[0], "which is in player 0's hand"), (played, "which is on the table")]:
+        bad = [dict(e) for e in history]
+        bad[i]["tile"] = tile
+        with pytest.raises(PositionError, match=f"history event {i + 1}: player 1 draws .*{message}"):
+            view_from_history(game.rules, 0, hand, bad, scores)
+    twice = [dict(e) for e in history]
+    twice.insert(i + 1, dict(history[i]))
+    with pytest.raises(PositionError, match=f"history event {i + 2}: player 1 draws .*which was drawn before"):
+        view_from_history(game.rules, 0, hand, twice, scores)

@@ -525,3 +525,15 @@ def test_analyze_answers_every_legal_move_within_the_caps(expert_server):
         status, capped, _ = call(tight, "/analyze", dict(body, worlds=5))
         assert status == 200 and 1 <= capped["worlds"] <= 5
         assert call(tight, "/analyze", dict(body, worlds=6))[0] == 422
+
+
+def test_a_body_that_is_not_json_by_its_content_type_is_415(expert_server):
+    game, seat = next(positions(Rules.make(num_players=2), 1, 3, every=5))
+    data = json.dumps(request_of(game, seat)).encode()
+    for kind in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"):
+        status, body = raw_call(expert_server, "POST", "/move", {"Content-Type": kind, "Content-Length": str(len(data))}, data)
+        assert status == 415 and body["error"] == f"Content-Type must be application/json, got {kind!r}"
+    for kind in ("application/json", "application/json; charset=utf-8", "application/vnd.api+json", None):
+        headers = {"Content-Length": str(len(data))} | ({"Content-Type": kind} if kind else {})
+        status, body = raw_call(expert_server, "POST", "/move", headers, data)
+        assert status == 200, (kind, body)

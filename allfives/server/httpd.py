@@ -4,7 +4,7 @@ Routes: ``GET /health``, ``GET /schema``, ``GET /openapi.json``, ``POST /move``,
 (the move analysis, within the per-request caps ``analyze_worlds`` and ``analyze_seconds``). Every answer,
 errors included, is a JSON object (errors are ``{"error": "..."}``); an unknown path is a 404, a
 method a path does not take a 405, a body without Content-Length a 411, one over ``max_body``
-bytes a 413. Any unexpected exception becomes a 500 and the server keeps serving. One line per
+bytes a 413, a ``Content-Type`` other than JSON a 415. Any unexpected exception becomes a 500 and the server keeps serving. One line per
 request goes to stderr (method, path, status, milliseconds) unless ``quiet``.
 """
 
@@ -140,7 +140,8 @@ class Handler(BaseHTTPRequestHandler):
         return 200, self.server.openapi(), {}
 
     def _read_body(self) -> bytes:
-        """The request body, within the size limit (``ApiError`` 400/408/411/413)."""
+        """The request body, within the size limit, as JSON (``ApiError`` 400/408/411/413/415; a
+        request without Content-Type is taken as JSON)."""
         if "Transfer-Encoding" in self.headers:
             raise ApiError(
                 411, "send the body with a Content-Length header (chunked transfer encoding is not supported)"
@@ -168,6 +169,11 @@ class Handler(BaseHTTPRequestHandler):
         if len(data) < length:
             raise ApiError(400, f"the body ended after {len(data)} of {length} bytes")
         self._body_read = True
+        kind = self.headers.get("Content-Type")
+        if kind is not None:
+            media = kind.split(";")[0].strip().lower()
+            if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
+                raise ApiError(415, f"Content-Type must be application/json, got {kind[:80]!r}")
         return data
 
     def _drain(self, length: int) -> None:

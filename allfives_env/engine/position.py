@@ -130,6 +130,8 @@ class _Replay:
         #: draws of the player to act this turn (the layout has not changed since they began)
         self.turn_draws = 0
         self.last_draw = HIDDEN
+        #: tiles other seats were seen to draw (a revealed draw cannot come twice)
+        self.revealed = 0
 
     @property
     def can_draw(self) -> bool:
@@ -197,9 +199,18 @@ class _Replay:
                 raise PositionError(f"{where}: draw while able to play: player {seat} holds a tile that fits")
             drew = TILE_NAMES[self.last_draw]
             raise PositionError(f"{where}: player {seat} drew {drew}, which fits, and must place it")
+        t = e[2]
+        if player != seat and t != HIDDEN:  # another seat's draw that the history reveals
+            if layout.played >> t & 1:
+                raise PositionError(f"{where}: player {player} draws {TILE_NAMES[t]}, which is on the table")
+            if self.seat_tiles >> t & 1:
+                raise PositionError(f"{where}: player {player} draws {TILE_NAMES[t]}, which is in player {seat}'s hand")
+            if self.revealed >> t & 1:
+                raise PositionError(f"{where}: player {player} draws {TILE_NAMES[t]}, which was drawn before")
+            self.revealed |= 1 << t
         if player == seat:
-            self.own |= 1 << e[2]
-        self.last_draw = e[2]
+            self.own |= 1 << t
+        self.last_draw = t
         self.turn_draws += 1
         self.drawn += 1
         self.counts[player] += 1
