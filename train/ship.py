@@ -6,6 +6,12 @@ The card holds the resolved config, steps and wall time of the run, the ONNX par
 fresh duplicate round robin of the policy, random, greedy and expert (``--games`` per pairing,
 95% Wilson intervals), played with the ONNX file so the card describes what ships; the baselines'
 games among themselves are kept in the card too, as the yardstick.
+
+In cut-throat games of 3 or 4 players the pairings are played as separate matches of two agents
+(``a b a``: the padded group of ``allfives tournament --agents a,b``) instead of one round robin:
+a group of distinct agents keeps its cyclic order (docs/tournament.md, "Limits"), so in the group
+``policy greedy expert`` the policy would always play right after expert, and expert right after
+the weak greedy, which measures the seating as much as the players.
 """
 
 from __future__ import annotations
@@ -38,16 +44,34 @@ def ship(run_dir, name: str, model: str = "final.zip", games: int = 2000, worker
     parity = check_parity(zip_path, onnx_path, count=10_000)
     rules = Rules.from_dict(run_card["rules"])
     started = time.perf_counter()
-    result = run_tournament([f"onnx:{onnx_path}", "random", "greedy", "expert"], rules, games=games, seed=seed, workers=workers)
-    me = result.config["agents"][0]
+    agents = [f"onnx:{onnx_path}", "random", "greedy", "expert"]
+    pairwise = not rules.partnerships and rules.num_players > 2
+    if pairwise:
+        matches = {(a, b): run_tournament([a, b], rules, games=games, seed=seed + 7919 * i, workers=workers)
+                   for i, (a, b) in enumerate((a, b) for j, a in enumerate(agents) for b in agents[j + 1 :])}
+
+        def pairing(a, b):
+            return matches[(a, b)].pairing(*matches[(a, b)].config["agents"])
+
+        ratings = None
+        games_per_pairing = matches[(agents[0], agents[1])].config["games_per_pairing"]
+    else:
+        result = run_tournament(agents, rules, games=games, seed=seed, workers=workers)
+        label = dict(zip(agents, result.config["agents"]))  # the labels the tournament gave the specs
+
+        def pairing(a, b):
+            return result.pairing(label[a], label[b])
+
+        ratings = result.ratings
+        games_per_pairing = result.config["games_per_pairing"]
     evaluation = []
-    for opponent in result.config["agents"][1:]:
-        p = result.pairing(me, opponent)
-        evaluation.append({k: p[k] for k in ("b", "games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff", "a_points_per_hand", "b_points_per_hand")})
-        evaluation[-1]["opponent"] = evaluation[-1].pop("b")
-    baselines = result.config["agents"][1:]
+    for opponent in agents[1:]:
+        p = pairing(agents[0], opponent)
+        evaluation.append({k: p[k] for k in ("games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff", "a_points_per_hand", "b_points_per_hand")})
+        evaluation[-1]["opponent"] = opponent
+    baselines = agents[1:]
     among_baselines = [
-        {k: result.pairing(a, b)[k] for k in ("a", "b", "games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff")}
+        dict({k: pairing(a, b)[k] for k in ("games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff")}, a=a, b=b)
         for i, a in enumerate(baselines) for b in baselines[i + 1 :]
     ]
     card = {
@@ -59,13 +83,14 @@ def ship(run_dir, name: str, model: str = "final.zip", games: int = 2000, worker
         "training_wall_seconds": run_card["wall_seconds"],
         "shipped_from": f"{run_dir.name}/{model}",
         "evaluation": {
-            "games_per_opponent": result.config["games_per_pairing"],
+            "games_per_opponent": games_per_pairing,
             "duplicate": True,
+            "schedule": "separate two-agent matches (a b a), cut-throat" if pairwise else "round robin",
             "seed": seed,
             "played_as": f"onnx:{onnx_path.name}",
             "results": evaluation,
             "among_baselines": among_baselines,
-            "ratings": result.ratings,
+            "ratings": ratings,
             "seconds": round(time.perf_counter() - started, 1),
         },
         "onnx_parity": parity,
