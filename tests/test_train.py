@@ -138,3 +138,22 @@ def test_evaluation_in_worker_processes_matches_one_process():
     keys = ("opponent", "games", "a_wins", "mean_score_diff")
     assert [{k: r[k] for k in keys} for r in one] == [{k: r[k] for k in keys} for r in two]
     assert [r["games"] for r in one] == [8, 8]
+
+
+@pytest.mark.slow
+def test_shipping_a_cut_throat_policy_plays_separate_two_agent_matches(tmp_path):
+    run_dir = tmp_path / "run3"
+    result = run_cli("train", "--config", str(TINY), "--run-dir", str(run_dir), "--no-progress", "game.num_players=3",
+                     "eval.final_games=3")
+    assert result.returncode == 0, result.stderr
+    models = tmp_path / "models"
+    shipped = subprocess.run([sys.executable, "-m", "train.ship", str(run_dir), "--name", "tiny3", "--games", "3", "--out-dir", str(models)],
+                             capture_output=True, text=True, timeout=600)
+    assert shipped.returncode == 0, shipped.stderr
+    card = json.loads((models / "tiny3.json").read_text())
+    evaluation = card["evaluation"]
+    assert evaluation["schedule"].startswith("separate two-agent matches") and evaluation["ratings"] is None
+    assert [r["opponent"] for r in evaluation["results"]] == ["random", "greedy", "expert"]
+    # a padded group a b a: each game holds two meetings of the policy with its opponent
+    assert all(r["games"] == 2 * evaluation["games_per_opponent"] for r in evaluation["results"])
+    assert {(r["a"], r["b"]) for r in evaluation["among_baselines"]} == {("random", "greedy"), ("random", "expert"), ("greedy", "expert")}
