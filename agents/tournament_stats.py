@@ -48,7 +48,10 @@ def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, fl
     denom = 1 + z2n
     center = (p + z2n / 2) / denom
     half = z / denom * math.sqrt(p * (1 - p) / n + z2n / (4 * n))
-    return max(0.0, center - half), min(1.0, center + half)
+    # at p = 0 or 1 one end is exactly 0 or 1 (rounding would leave it a hair inside)
+    low = 0.0 if successes == 0 else max(0.0, center - half)
+    high = 1.0 if successes == n else min(1.0, center + half)
+    return low, high
 
 
 def _graph_connected(scores: Sequence[Sequence[float]]) -> bool:

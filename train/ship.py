@@ -67,11 +67,11 @@ def ship(run_dir, name: str, model: str = "final.zip", games: int = 2000, worker
     evaluation = []
     for opponent in agents[1:]:
         p = pairing(agents[0], opponent)
-        evaluation.append({k: p[k] for k in ("games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff", "a_points_per_hand", "b_points_per_hand")})
+        evaluation.append({k: p[k] for k in ("games", "a_wins", "draws", "a_win_rate", "ci_low", "ci_high", "mean_score_diff", "a_points_per_hand", "b_points_per_hand")})
         evaluation[-1]["opponent"] = opponent
     baselines = agents[1:]
     among_baselines = [
-        dict({k: pairing(a, b)[k] for k in ("games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff")}, a=a, b=b)
+        dict({k: pairing(a, b)[k] for k in ("games", "a_wins", "draws", "a_win_rate", "ci_low", "ci_high", "mean_score_diff")}, a=a, b=b)
         for i, a in enumerate(baselines) for b in baselines[i + 1 :]
     ]
     card = {
