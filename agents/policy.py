@@ -31,11 +31,16 @@ from .action_features import N_FEATURES, STATE_SIZE, VERSION_OF_FEATURES, action
 from .base import Agent
 
 METADATA_NAME = "allfives.json"
-_ACTIVATIONS = {
-    "Tanh": np.tanh,
-    "ReLU": lambda x: np.maximum(x, 0.0),
-    "Identity": lambda x: x,
-}
+def _relu(x):
+    return np.maximum(x, 0.0)
+
+
+def _identity(x):
+    return x
+
+
+#: the activations by SB3's class name (module-level functions, so a policy pickles to worker processes)
+_ACTIVATIONS = {"Tanh": np.tanh, "ReLU": _relu, "Identity": _identity}
 
 
 class PolicyFileError(ValueError):

@@ -104,3 +104,19 @@ def test_a_damaged_imitation_report_costs_the_card_nothing_but_itself(tmp_path, 
     assert f"{tmp_path / IMITATION_NAME} is not readable JSON" in capsys.readouterr().out
     (tmp_path / IMITATION_NAME).write_text('[{"round": 1, "agreement": 0.9}]')
     assert imitation_reports(tmp_path) == [{"round": 1, "agreement": 0.9}]
+
+
+def test_a_student_round_pickles_to_the_worker_processes():
+    """DAgger rounds send the student (a numpy policy, ReLU here) to the workers: same positions as in one process."""
+    from agents.policy import NumpyPolicy
+
+    rng = np.random.default_rng(0)
+    size = OBS_SIZES[2]
+    params = {"w0": rng.normal(size=(8, size)), "b0": np.zeros(8), "w1": rng.normal(size=(112, 8)), "b1": np.zeros(112)}
+    student = NumpyPolicy("mlp", params, "ReLU", {"obs_version": 2})
+    cfg = tiny_config()
+    one = gather(cfg, student, games=8, seed=5, workers=1)
+    two = gather(cfg, student, games=8, seed=5, workers=2)
+    assert len(one) > 20
+    np.testing.assert_array_equal(one.obs, two.obs)
+    np.testing.assert_array_equal(one.action, two.action)

@@ -17,6 +17,7 @@ checkpoints the warm-started model at step 0 before PPO begins.
 
 from __future__ import annotations
 
+import multiprocessing
 import random
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -97,7 +98,7 @@ def gather(cfg, student: NumpyPolicy | None, games: int, seed: int, workers: int
     args = [(cfg, cfg.imitate.teacher, student, k, seed * 100_003 + i) for i, k in chunks]
     if workers <= 1:
         return Batch.concat([play_games(*a) for a in args])
-    with ProcessPoolExecutor(workers) as pool:
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:  # safe beside torch
         return Batch.concat(list(pool.map(play_games, *zip(*args))))
 
 
