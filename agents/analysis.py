@@ -29,7 +29,6 @@ import statistics
 import time
 
 from allfives_env.engine.rewards import zero_sum
-from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, END_NAMES, TILES
 from allfives_env.lookahead import unseen_mask
 
 from .belief import determinize
@@ -86,16 +85,7 @@ def analyze(view, policy: str = "greedy", worlds: int = 200, seed: int = 0, seco
         v = values[a]
         mean = statistics.fmean(v)
         half = 1.96 * statistics.stdev(v) / math.sqrt(len(v)) if len(v) > 1 else 0.0
-        move = {
-            "action": a,
-            "tile": list(TILES[ACTION_TILE[a]]),
-            "end": "lead" if view.lead < 0 else END_NAMES[ACTION_END[a]],
-            "points": points,
-            "value": round(mean, 3),
-            "value_low": round(mean - half, 3),
-            "value_high": round(mean + half, 3),
-            "win": None,
-        }
+        move = dict(view.describe(a, points), value=round(mean, 3), value_low=round(mean - half, 3), value_high=round(mean + half, 3), win=None)
         if wins[a]:
             won = sum(wins[a])
             low, high = wilson_interval(won, played)

@@ -32,21 +32,19 @@ def record_view(path: str, game_number: int, hand: int, move: int):
     for name, game in replay_file(path):
         count += 1
         if count == game_number:
-            for h, placement, view, _ in replay_positions(game):
-                if (h, placement) == (hand - 1, move - 1):
-                    return view
-            placements = sum(1 for h, *_ in replay_positions(game) if h == hand - 1)
-            if placements == 0:
+            in_hand = [view for h, _, view, _ in replay_positions(game) if h == hand - 1]
+            if 1 <= move <= len(in_hand):
+                return in_hand[move - 1]
+            if not in_hand:
                 raise CLIError(f"{name}: --hand {hand}: the game has {len(game.hand_logs)} hands")
-            raise CLIError(f"{name}: --move {move}: hand {hand} has {placements} placements")
+            raise CLIError(f"{name}: --move {move}: hand {hand} has {len(in_hand)} placements")
     raise CLIError(f"--game {game_number}: {path} holds {count} games")
 
 
 def position_view(path: str):
     """The view of a JSON position, checked as the bot server checks a ``/move`` body."""
-    from allfives.server.service import ApiError, check_request
+    from allfives.server.service import ApiError, check_request, request_view
     from allfives_env.engine import Rules
-    from allfives_env.engine.position import PositionError, view_from_history
 
     try:
         with open(path, encoding="utf-8") as f:
@@ -57,11 +55,10 @@ def position_view(path: str):
         raise CLIError(f"{path} is not valid JSON: {exc}") from None
     try:
         req = check_request(body)
-        rules = Rules.from_dict(req["rules"]) if req["rules"] is not None else Rules.make()
-        return view_from_history(rules, req["seat"], req["hand"], req["history"], req["scores"])
+        return request_view(req, Rules.from_dict(req["rules"]) if req["rules"] is not None else Rules.make())
     except ApiError as exc:
         raise CLIError(f"{path}: {exc.message}") from None
-    except (PositionError, TypeError, ValueError) as exc:
+    except (TypeError, ValueError) as exc:  # the rules' own errors
         raise CLIError(f"{path}: {exc}") from None
 
 

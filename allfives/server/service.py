@@ -20,7 +20,6 @@ from agents import make_agent, resolve_spec
 from agents.policy import PolicyPlayersError, check_trained_players, describe_players, trained_rules  # noqa: F401
 from allfives_env.engine.position import PositionError, view_from_history
 from allfives_env.engine.rules import Rules
-from allfives_env.engine.tiles import END_NAMES, TILES, decode_action
 from allfives_env.observation import OBS_SIZES, OBS_VERSION
 
 #: the fields of a move request, and those it must have
@@ -147,6 +146,15 @@ def check_request(body, fields: tuple = REQUEST_FIELDS, kind: str = "move") -> d
     return {"rules": rules, "seat": seat, "hand": hand, "history": history, "scores": scores, "explain": bool(explain)}
 
 
+def request_view(req: dict, rules: Rules):
+    """The ``PlayerView`` of a checked request's position under ``rules`` (``ApiError`` 422 for an
+    impossible position); the server and ``allfives analyze --position`` read positions with it."""
+    try:
+        return view_from_history(rules, req["seat"], req["hand"], req["history"], req["scores"])
+    except PositionError as exc:
+        raise ApiError(422, str(exc)) from None
+
+
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -226,14 +234,14 @@ class BotService:
             raise ApiError(422, str(exc)) from None
         return rules
 
+    def view_of(self, req: dict):
+        """The ``PlayerView`` of a checked request's position (``ApiError`` 422 for rules or a position refused)."""
+        return request_view(req, self.rules_for(req["rules"]))
+
     def move(self, body) -> dict:
         """The body of ``POST /move`` for a decoded request (``ApiError`` for anything refused)."""
         req = check_request(body)
-        rules = self.rules_for(req["rules"])
-        try:
-            view = view_from_history(rules, req["seat"], req["hand"], req["history"], req["scores"])
-        except PositionError as exc:
-            raise ApiError(422, str(exc)) from None
+        view = self.view_of(req)
         legal = view.legal_actions
         with self._lock:
             chosen = self.agent.act(view)
@@ -246,13 +254,13 @@ class BotService:
             raise ApiError(
                 500, f"the agent {self.name} chose action {chosen!r}, which is not legal here (legal: {legal})"
             )
-        out = self._describe(view, action)
+        out = view.describe(action)
         out["obs_version"] = self.obs_version
         if req["explain"]:
             if logits is not None and not np.all(np.isfinite(logits)):
                 raise ApiError(500, f"the policy {self.name} produced non-finite logits")
             probs = softmax(logits).tolist() if logits is not None else [None] * len(legal)
-            out["legal"] = [dict(self._describe(view, a), prob=p) for a, p in zip(legal, probs)]
+            out["legal"] = [dict(view.describe(a), prob=p) for a, p in zip(legal, probs)]
         return out
 
     def move_json(self, data: bytes) -> dict:
@@ -274,26 +282,11 @@ class BotService:
         seed = body.get("seed", 0)
         if not _is_int(seed) or seed < 0:
             raise ApiError(422, f"seed must be a non-negative integer, got {_show(seed)}")
-        rules = self.rules_for(req["rules"])
-        try:
-            view = view_from_history(rules, req["seat"], req["hand"], req["history"], req["scores"])
-        except PositionError as exc:
-            raise ApiError(422, str(exc)) from None
-        return analyze(view, playout, worlds, seed=seed, seconds=max_seconds)
+        return analyze(self.view_of(req), playout, worlds, seed=seed, seconds=max_seconds)
 
     def analyze_json(self, data: bytes, max_worlds: int = ANALYZE_WORLDS, max_seconds: float = ANALYZE_SECONDS) -> dict:
         """``analyze`` of a raw request body."""
         return self.analyze(parse_json(data), max_worlds, max_seconds)
-
-    @staticmethod
-    def _describe(view, action: int) -> dict:
-        tile, end = decode_action(action)
-        return {
-            "action": action,
-            "tile": list(TILES[tile]),
-            "end": "lead" if view.lead < 0 else END_NAMES[end],
-            "points": view.points_of(action),
-        }
 
     def _legal_logits(self, view) -> np.ndarray | None:
         """The policy's logits of the legal actions (float64), or ``None`` for agents without logits."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from .events import LEAD, PLAY, event_to_dict, public_events
 from .layout import Layout, placement_points, placements_points
 from .rules import Rules
-from .tiles import ACTION_END, ACTION_TILE, WEST, mask_tiles
+from .tiles import ACTION_END, ACTION_TILE, END_NAMES, TILES, WEST, mask_tiles
 
 
 class PlayerView:
@@ -174,6 +174,17 @@ class PlayerView:
     def points_of(self, action: int) -> int:
         """Points a legal action of this seat would score now."""
         return placement_points(self.pips, self.values, self.lead < 0, ACTION_TILE[action], ACTION_END[action])
+
+    def describe(self, action: int, points: int | None = None) -> dict:
+        """A legal action in the JSON form of the bot server and the move analysis: ``action``,
+        ``tile`` ``[a, b]``, ``end`` (``lead`` for the first tile of a hand) and the ``points`` it
+        scores now (``points`` when the caller has them already)."""
+        return {
+            "action": action,
+            "tile": list(TILES[ACTION_TILE[action]]),
+            "end": "lead" if self.lead < 0 else END_NAMES[ACTION_END[action]],
+            "points": self.points_of(action) if points is None else points,
+        }
 
     def move_points(self) -> list[int]:
         """Points each of ``legal_actions`` would score now, in the same order."""
