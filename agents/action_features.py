@@ -40,15 +40,6 @@ STATE_SIZE = {1: OBS_SIZES[1], 2: OFFSETS[LOOKAHEAD_FEATURES[0]]}
 VERSION_OF_FEATURES = {n: v for v, n in N_FEATURES.items()}
 #: the offsets of the lookahead features' pieces
 LOOKAHEAD_OFFSETS = tuple(OFFSETS[name] for name in LOOKAHEAD_FEATURES)
-
-
-def obs_version_of_size(size: int) -> int:
-    """The observation version whose vectors have ``size`` values (``ValueError`` if none)."""
-    for version, n in OBS_SIZES.items():
-        if n == size:
-            return version
-    raise ValueError(f"no observation version has {size} values (sizes: {OBS_SIZES})")
-
 #: (112, 6): tile pips / 12, double, end one-hot
 STATIC = np.zeros((NUM_ACTIONS, 6), np.float32)
 #: (112,): the end of each action

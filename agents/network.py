@@ -16,7 +16,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
 from allfives_env.engine.tiles import NUM_ACTIONS
-from allfives_env.observation import OFFSETS
+from allfives_env.observation import OFFSETS, obs_version_of_size
 
 from . import action_features as af
 
@@ -34,7 +34,7 @@ class ScoringExtractor(nn.Module):
 
     def __init__(self, feature_dim: int, pi: list[int], vf: list[int], activation) -> None:
         super().__init__()
-        self.state_dim = af.STATE_SIZE[af.obs_version_of_size(feature_dim)]
+        self.state_dim = af.STATE_SIZE[obs_version_of_size(feature_dim)]
         self.policy_net = mlp([self.state_dim, *pi], activation)
         self.value_net = mlp([self.state_dim, *vf], activation)
         self.hidden_dim = pi[-1] if pi else self.state_dim
@@ -109,7 +109,7 @@ class AllFivesPolicy(MaskableActorCriticPolicy):
 
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)
-        version = af.obs_version_of_size(self.features_dim)
+        version = obs_version_of_size(self.features_dim)
         self.action_net = ActionScorer(self.mlp_extractor.hidden_dim, self.scorer_width, version)
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
 

@@ -24,13 +24,15 @@ import zipfile
 import numpy as np
 
 from allfives_env.engine.rules import Rules
-from allfives_env.observation import OBS_SIZES, encoder
+from allfives_env.observation import OBS_SIZES, OBS_VERSION, encoder, obs_version_of_size
 from allfives_env.observation import check_layout as layout_problem
 
-from .action_features import N_FEATURES, STATE_SIZE, VERSION_OF_FEATURES, action_features, obs_version_of_size
+from .action_features import N_FEATURES, STATE_SIZE, VERSION_OF_FEATURES, action_features
 from .base import Agent
 
 METADATA_NAME = "allfives.json"
+
+
 def _relu(x):
     return np.maximum(x, 0.0)
 
@@ -275,7 +277,9 @@ def read_zip_metadata(path: str) -> dict:
 
 def check_layout(metadata: dict, obs_size: int, path: str) -> None:
     """Refuse a policy built for an observation layout this package does not build."""
-    version = metadata.get("obs_version", obs_version_of_size(obs_size) if obs_size in OBS_SIZES.values() else 1)
+    version = metadata.get("obs_version")
+    if version is None:  # no metadata: the version the size implies (version 1 for a size of none)
+        version = next((v for v, n in OBS_SIZES.items() if n == obs_size), OBS_VERSION)
     problem = layout_problem(version, obs_size)
     if problem is not None:
         raise PolicyFileError(f"{path} was built for {problem}")

@@ -182,6 +182,14 @@ def _template(rules) -> tuple[array, tuple, int | float]:
     return entry
 
 
+def _put_tiles(o: array, start: int, mask: int) -> None:
+    """Write the 28-bit tile ``mask`` as 0/1 floats at ``o[start : start + 28]`` (four 7-bit copies)."""
+    o[start : start + 7] = _BITS7[mask & 127]
+    o[start + 7 : start + 14] = _BITS7[mask >> 7 & 127]
+    o[start + 14 : start + 21] = _BITS7[mask >> 14 & 127]
+    o[start + 21 : start + 28] = _BITS7[mask >> 21]
+
+
 def encode_python(view, out: np.ndarray | None = None) -> np.ndarray:
     """The observation vector of ``view`` (a ``PlayerView``); copied into ``out`` when given."""
     rules = view.rules
@@ -189,11 +197,8 @@ def encode_python(view, out: np.ndarray | None = None) -> np.ndarray:
     o = template[:]
     hand = view.hand
     played = view.played
-    for start, mask in ((_HAND, hand), (_PLAYED, played)):
-        o[start : start + 7] = _BITS7[mask & 127]
-        o[start + 7 : start + 14] = _BITS7[mask >> 7 & 127]
-        o[start + 14 : start + 21] = _BITS7[mask >> 14 & 127]
-        o[start + 21 : start + 28] = _BITS7[mask >> 21]
+    _put_tiles(o, _HAND, hand)
+    _put_tiles(o, _PLAYED, played)
     pips = view.pips
     values = view.values
     doubles = view.double_ends
@@ -302,16 +307,11 @@ def encode_lookahead(view, out: np.ndarray | None = None) -> np.ndarray:
     encode(view, vec[:OBS_SIZE])
     tail = _TAIL_ZEROS[:]
     n = view.rules.num_players
-    unseen = lookahead.unseen_mask(view)
+    ctx = lookahead.context(view)
     for r in range(1, n):
-        allowed = lookahead.allowed_mask(view, (view.seat + r) % n, unseen)
-        start = _MAY_HOLD + 28 * (r - 1)
-        tail[start : start + 7] = _BITS7[allowed & 127]
-        tail[start + 7 : start + 14] = _BITS7[allowed >> 7 & 127]
-        tail[start + 14 : start + 21] = _BITS7[allowed >> 14 & 127]
-        tail[start + 21 : start + 28] = _BITS7[allowed >> 21]
+        _put_tiles(tail, _MAY_HOLD + 28 * (r - 1), lookahead.allowed_mask(view, (view.seat + r) % n, ctx.unseen))
     if view.legal_actions:
-        for f in lookahead.move_facts(view):
+        for f in lookahead.move_facts(view, ctx):
             a = f.action
             for offset, scale, i in _LOOKAHEAD:
                 x = f[i] / scale
@@ -329,6 +329,14 @@ def encoder(version: int):
     if type(version) is not int or version not in ENCODERS:
         raise ValueError(f"unknown observation version {version!r}; known: {', '.join(map(str, ENCODERS))}")
     return ENCODERS[version]
+
+
+def obs_version_of_size(size: int) -> int:
+    """The observation version whose vectors have ``size`` values (``ValueError`` if none)."""
+    for version, n in OBS_SIZES.items():
+        if n == size:
+            return version
+    raise ValueError(f"no observation version has {size} values (sizes: {OBS_SIZES})")
 
 
 def check_layout(version, size) -> str | None:
