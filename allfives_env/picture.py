@@ -109,55 +109,45 @@ class _Piece(NamedTuple):
     tile: int
 
 
-def _line_pieces(view) -> tuple[list[_Piece], dict[int, tuple[float, float]]]:
-    """The tiles of the layout in layout units, centre of the lead at (0, 0); and where each double lies."""
+def _along(arm: list[int], pip: int, edge: float, direction: int):
+    """One arm's tiles along its axis, from ``edge`` (half the centre tile's extent) outwards in
+    ``direction`` (-1 or 1): ``(tile, low, double, first, second)`` with ``low`` the tile's smaller
+    coordinate on the axis and its halves in axis order, the inner half towards the centre."""
+    for t in arm:
+        a, b = TILES[t]
+        length = 1.0 if a == b else 2.0
+        low = edge if direction > 0 else -edge - length
+        first = second = a
+        if a != b:
+            outer = OTHER_HALF[t][pip]
+            first, second = (pip, outer) if direction > 0 else (outer, pip)
+            pip = outer
+        yield t, low, a == b, first, second
+        edge += length
+
+
+def _line_pieces(view) -> list[_Piece]:
+    """The tiles of the layout in layout units, the centre of the lead at (0, 0): the west-east line
+    horizontal (doubles crosswise), the spinner's north and south arms vertical."""
     lead_a, lead_b = TILES[view.lead]
     arms = view.arms
-    pieces: list[_Piece] = []
-    centre: dict[int, tuple[float, float]] = {}
-    if lead_a == lead_b:
-        pieces.append(_Piece(-0.5, -1.0, True, lead_a, lead_a, view.lead))
-        half_width = 0.5
+    if lead_a == lead_b:  # the lead double is the spinner
+        pieces = [_Piece(-0.5, -1.0, True, lead_a, lead_a, view.lead)]
+        half_width, spinner_x = 0.5, 0.0
     else:
-        pieces.append(_Piece(-1.0, -0.5, False, lead_a, lead_b, view.lead))
-        half_width = 1.0
-    centre[view.lead] = (0.0, 0.0)
+        pieces = [_Piece(-1.0, -0.5, False, lead_a, lead_b, view.lead)]
+        half_width, spinner_x = 1.0, None
     for direction, arm, pip in ((-1, arms[0], lead_a), (1, arms[1], lead_b)):
-        edge = half_width
-        for t in arm:
-            a, b = TILES[t]
-            if a == b:
-                x = edge if direction > 0 else -edge - 1.0
-                pieces.append(_Piece(x, -1.0, True, a, a, t))
-                centre[t] = (x + 0.5, 0.0)
-                edge += 1.0
-                continue
-            outer = OTHER_HALF[t][pip]
-            x = edge if direction > 0 else -edge - 2.0
-            first, second = (pip, outer) if direction > 0 else (outer, pip)
-            pieces.append(_Piece(x, -0.5, False, first, second, t))
-            edge += 2.0
-            pip = outer
+        for t, x, double, first, second in _along(arm, pip, half_width, direction):
+            pieces.append(_Piece(x, -1.0 if double else -0.5, double, first, second, t))
+            if double and first == view.spinner:
+                spinner_x = x + 0.5
     if view.spinner >= 0 and view.pips[2] != CLOSED:
-        spinner_tile = next(t for t in centre if TILES[t][0] == TILES[t][1] == view.spinner)
-        cx, _ = centre[spinner_tile]
         for direction, arm in ((-1, arms[2]), (1, arms[3])):
-            edge = 1.0  # the spinner lies crosswise: its ends are one unit above and below the line
-            pip = view.spinner
-            for t in arm:
-                a, b = TILES[t]
-                if a == b:
-                    y = edge if direction > 0 else -edge - 1.0
-                    pieces.append(_Piece(cx - 1.0, y, False, a, a, t))
-                    edge += 1.0
-                    continue
-                outer = OTHER_HALF[t][pip]
-                y = edge if direction > 0 else -edge - 2.0
-                first, second = (pip, outer) if direction > 0 else (outer, pip)
-                pieces.append(_Piece(cx - 0.5, y, True, first, second, t))
-                edge += 2.0
-                pip = outer
-    return pieces, centre
+            # the spinner lies crosswise: its ends are one unit above and below the line
+            for t, y, double, first, second in _along(arm, view.spinner, 1.0, direction):
+                pieces.append(_Piece(spinner_x - (1.0 if double else 0.5), y, not double, first, second, t))
+    return pieces
 
 
 def _fit(pieces: list[_Piece], box: tuple[float, float, float, float], largest: float) -> tuple[float, float, float]:
@@ -195,7 +185,7 @@ def scene(view, recent: int = 4, width: int = WIDTH, height: int = HEIGHT) -> Sc
     if view.lead < 0:
         s.append(Text(width / 2, table[1] + table[3] / 2, "the layout is empty: the first tile leads", 18, DIM, "middle"))
     else:
-        pieces, _ = _line_pieces(view)
+        pieces = _line_pieces(view)
         u, ox, oy = _fit(pieces, table, 44.0)
         last = view.history[-1] if view.history else None
         last_tile = last[2] if last is not None and last[0] == 0 else -1  # PLAY events carry the tile

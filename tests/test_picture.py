@@ -42,7 +42,7 @@ def test_every_tile_is_drawn_once_with_its_pips_and_nothing_overlaps(seed, optio
         assert pips == sum(sum(TILES[t]) for t in on_table + view.hand_tiles)
         if view.lead < 0:
             continue
-        pieces, _ = _line_pieces(view)
+        pieces = _line_pieces(view)
         assert sorted(p.tile for p in pieces) == sorted(on_table)
         boxes = [(p.x, p.y, p.x + (1 if p.vertical else 2), p.y + (2 if p.vertical else 1)) for p in pieces]
         for i, a in enumerate(boxes):
@@ -65,7 +65,7 @@ def test_a_spinner_led_with_all_four_arms():
     for action in (A("5-5", "lead"), A("2-5", "west"), A("0-5", "east"), A("3-5", "north"), A("1-5", "south")):
         game.step(action)
     view = game.view(0)
-    pieces, centre = _line_pieces(view)
+    pieces = _line_pieces(view)
     where = {TILES[p.tile]: (p.x, p.y, p.vertical) for p in pieces}
     assert where[(5, 5)] == (-0.5, -1.0, True)  # crosswise in the middle
     assert where[(2, 5)] == (-2.5, -0.5, False) and where[(0, 5)] == (0.5, -0.5, False)
