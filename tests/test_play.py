@@ -50,11 +50,16 @@ def test_full_two_player_game_against_random(tmp_path):
     assert json.loads(save2.read_text()) == record
 
 
+def listed_moves(out: str) -> list[str]:
+    """The numbered moves of the first "your moves:" list of a play session's output."""
+    return re.findall(r"^  (\d+\) .*\(\+\d+\))$", out.split("your moves:")[1].split("your move (")[0], re.M)
+
+
 def test_hint_lists_every_legal_move_with_points_and_the_bots_choice():
     result = play("--opponent", "expert", "--seed", "3", stdin="hint\n")
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    moves = re.findall(r"^  (\d+\) .*\(\+\d+\))$", out.split("your moves:")[1].split("your move (")[0], re.M)
+    moves = listed_moves(out)
     hint = out.split("legal moves, points now")[1]
     assert "what expert thinks (score per move)" in hint
     assert moves and all(m in hint for m in moves)
@@ -66,7 +71,7 @@ def test_analyze_lists_every_legal_move_with_its_value_and_interval():
     result = play("--opponent", "greedy", "--seed", "3", stdin="analyze\n")
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    moves = re.findall(r"^  (\d+\) .*\(\+\d+\))$", out.split("your moves:")[1].split("your move (")[0], re.M)
+    moves = listed_moves(out)
     analysis = out.split("playouts by greedy")[1]
     rows = re.findall(r"^\s*(\d-\d (?:lead|on \w+))\s+\d+\s+[-+]\d+\.\d\s+\[[-+]\d+\.\d, [-+]\d+\.\d\]", analysis, re.M)
     assert moves and len(rows) == len(moves), (moves, rows)
