@@ -11,10 +11,21 @@ plays to the end of the hand. The value of a finished rollout, per side, is
 in it; each node is credited with the value of the side that chose its move. The move played is
 the most visited one at the root.
 
+Guided by a trained network (``policy=``): the policy's move probabilities at the root (a softmax
+of its logits over the legal moves, at temperature ``temp``) become a PUCT prior (Silver et al.,
+2017): the root's move is the one with the best ``Q + cpuct * P * sqrt(N) / (1 + n)``, unvisited moves
+counting ``Q = 0``. The network reads only the seat's view, once per decision; below the root the
+search is as above. With ``guide=tree`` every node the search reaches a second time gets a prior
+too, from the view of the seat to move there in that iteration's world (kept for the node's life;
+moves it did not see get ``1 / moves``), at the cost of one network call per such node.
+``policy`` is a policy file (``.zip`` or ``.npz``: numpy; ``.onnx``: onnxruntime) or a shipped
+model's name (``ismcts:policy=allfives_2p``).
+
 Options: ``iters`` (iterations per decision, default 200; reproducible for a seed), ``seconds``
 (a time budget per decision instead, when > 0; not reproducible), ``rollout`` (``greedy`` or
-``random``), ``c`` (exploration constant, default 0.7). A decision with one legal move is
-played at once.
+``random``), ``c`` (exploration constant, default 0.7), ``policy`` (none by default), ``cpuct``
+(default 1.0), ``temp`` (default 1.0) and ``guide`` (``root``, the default, or ``tree``; needs
+``policy``). A decision with one legal move is played at once.
 """
 
 from __future__ import annotations
@@ -22,20 +33,23 @@ from __future__ import annotations
 import math
 import time
 
+import numpy as np
+
 from allfives_env.engine.layout import placements_points
 from allfives_env.engine.rewards import win_rewards, zero_sum
 
 from .base import Agent
 from .belief import determinize
 from .greedy import greedy_action
-from .registry import AGENTS, check_options
+from .policy import NumpyPolicy
+from .registry import AGENTS, check_options, policy_file
 
 #: the rollout policies: the ``rollout`` option's choices in ``agents.registry.AGENTS``
 ROLLOUTS = AGENTS["ismcts"].options["rollout"].choices
 
 
 class _Node:
-    __slots__ = ("player", "visits", "total", "avail", "children")
+    __slots__ = ("player", "visits", "total", "avail", "children", "prior")
 
     def __init__(self, player: int) -> None:
         self.player = player  # who chose the move leading here
@@ -43,6 +57,7 @@ class _Node:
         self.total = 0.0
         self.avail = 0
         self.children: dict[int, _Node] = {}
+        self.prior = None
 
 
 def _greedy_move(game, rng) -> int:
@@ -70,15 +85,33 @@ class ISMCTSAgent(Agent):
 
     name = "ismcts"
 
-    def __init__(self, seed: int | None = None, iters: int = 200, seconds: float = 0.0, rollout: str = "greedy", c: float = 0.7):
+    def __init__(
+        self,
+        seed: int | None = None,
+        iters: int = 200,
+        seconds: float = 0.0,
+        rollout: str = "greedy",
+        c: float = 0.7,
+        policy: str = "",
+        cpuct: float = 1.0,
+        temp: float = 1.0,
+        guide: str = "root",
+    ):
         super().__init__(seed)
         # the ranges are those of the registry (agents.registry.AGENTS); seconds=0 is the default: no time budget
-        check_options("ismcts", dict(iters=iters, rollout=rollout, c=c, **({"seconds": seconds} if seconds != 0 else {})))
+        given = dict(iters=iters, rollout=rollout, c=c, cpuct=cpuct, temp=temp, guide=guide)
+        check_options("ismcts", dict(given, **({"seconds": seconds} if seconds != 0 else {})))
         self.iters = iters
         self.seconds = seconds
         self.rollout = rollout
         self.c = c
+        self.cpuct = cpuct
+        self.temp = temp
+        self.guide = guide
         self._policy = _greedy_move if rollout == "greedy" else _random_move
+        if guide != "root" and not policy:
+            raise ValueError(f"agent 'ismcts': option guide={guide} needs a network: policy=PATH")
+        self.policy = load_policy(policy) if policy else None
 
     def act(self, view) -> int:
         legal = view.legal_actions
@@ -91,9 +124,20 @@ class ISMCTSAgent(Agent):
         """The legal action the search visited most (ties: the lower id)."""
         return max(legal, key=lambda a: root.children[a].visits if a in root.children else -1)
 
+    def prior(self, view) -> dict[int, float] | None:
+        """The network's probability of each legal move of ``view`` (``None`` without a policy)."""
+        if self.policy is None:
+            return None
+        legal = view.legal_actions
+        logits = np.asarray(self.policy.logits(self.policy.encode(view)), np.float64)[legal] / self.temp
+        p = np.exp(logits - logits.max())
+        return dict(zip(legal, (p / p.sum()).tolist()))
+
     def search(self, view) -> _Node:
         """Run the search from ``view`` and return the root (children keyed by action)."""
         rng = self.rng
+        prior = self.prior(view)
+        cpuct = self.cpuct
         side_of = view.rules.side_of
         root_scores = list(view.scores)
         root = _Node(-1)
@@ -106,10 +150,39 @@ class ISMCTSAgent(Agent):
             game = determinize(view, rng)
             node = root
             path = []
-            while not game.over:
+            if prior is not None:  # PUCT at the root: every root move is legal in every world
+                scale = cpuct * math.sqrt(root.visits + 1)
+                best = max(prior, key=lambda a: _puct(root.children.get(a), prior[a], scale))
+                node = root.children.get(best)
+                if node is None:
+                    node = root.children[best] = _Node(game.current_player)
+                    path.append(node)
+                    game.step(best)
+                    node = None
+                else:
+                    path.append(node)
+                    game.step(best)
+            while node is not None and not game.over:
                 actions = game.legal_actions()
                 player = game.current_player
                 children = node.children
+                if self.guide == "tree" and prior is not None and node.visits > 0 and len(actions) > 1:
+                    if node.prior is None:
+                        node.prior = self.prior(game.view(player))
+                    np_ = node.prior
+                    scale = cpuct * math.sqrt(node.visits)
+                    default = 1.0 / len(actions)
+                    best = max(actions, key=lambda a: _puct(children.get(a), np_.get(a, default), scale))
+                    child = children.get(best)
+                    if child is None:
+                        child = children[best] = _Node(player)
+                        path.append(child)
+                        game.step(best)
+                        break
+                    node = child
+                    path.append(node)
+                    game.step(best)
+                    continue
                 untried = [a for a in actions if a not in children]
                 if untried:
                     a = untried[rng.randrange(len(untried))] if len(untried) > 1 else untried[0]
@@ -135,7 +208,24 @@ class ISMCTSAgent(Agent):
             while not game.over:
                 game.step(policy(game, rng))
             values = side_values(game, root_scores)
+            root.visits += 1
             for node in path:
                 node.visits += 1
                 node.total += values[side_of[node.player]]
         return root
+
+
+def _puct(child: _Node | None, p: float, scale: float) -> float:
+    if child is None:
+        return p * scale
+    return child.total / child.visits + p * scale / (1 + child.visits)
+
+
+def load_policy(text: str):
+    """The network behind ``policy=``: an ONNX file (onnxruntime), else a ``.zip``/``.npz`` or a
+    shipped model's name (numpy); ``PolicyFileError`` names a missing or unreadable file."""
+    if text.lower().endswith(".onnx"):
+        from .onnx_agent import OnnxPolicy
+
+        return OnnxPolicy(policy_file("onnx", text))
+    return NumpyPolicy.load(policy_file("ppo", text))

@@ -86,6 +86,10 @@ AGENTS: dict[str, AgentType] = {
             "seconds": Option(float, min=0, above=True),  # a time budget instead of iters (default: none)
             "rollout": Option(str, choices=("greedy", "random")),
             "c": Option(float, min=0),
+            "policy": Option(str),  # a policy file or shipped model: its move probabilities are the root's prior
+            "cpuct": Option(float, min=0),
+            "temp": Option(float, min=0, above=True),
+            "guide": Option(str, choices=("root", "tree")),
         },
     ),
     "ppo": AgentType("agents.policy:PPOAgent", "a trained policy (SB3 MaskablePPO zip or exported .npz)", takes_path=True),

@@ -54,7 +54,7 @@ def test_agents_are_deterministic_for_a_seed(spec):
 HAND0 = ["5-5", "0-5", "1-4", "2-3", "3-6", "6-6", "0-0", "2-4", "1-2"]
 
 
-@pytest.mark.parametrize("spec", ["expert", "ismcts:iters=30"])
+@pytest.mark.parametrize("spec", ["expert", "ismcts:iters=30", "ismcts:iters=30,policy=allfives_2p", "ismcts:iters=30,policy=allfives_2p,guide=tree"])
 def test_agents_never_see_hidden_tiles(spec):
     mine = tuple(T(x) for x in HAND0)
     rest = [t for t in range(28) if t not in mine]
@@ -130,7 +130,7 @@ def test_registry_parses_specs_and_names_problems():
     assert agent.iters == 50 and agent.c == 1.2 and agent.name == "ismcts:iters=50,c=1.2"
     with pytest.raises(ValueError, match="unknown agent 'alphago'; available: random, greedy"):
         make_agent("alphago")
-    with pytest.raises(ValueError, match="agent 'ismcts' has no option 'depth'; its options: iters, seconds, rollout, c"):
+    with pytest.raises(ValueError, match="agent 'ismcts' has no option 'depth'; its options: iters, seconds, rollout, c, policy, cpuct, temp, guide"):
         make_agent("ismcts:depth=3")
     with pytest.raises(ValueError, match="option iters='many' is not a valid int"):
         make_agent("ismcts:iters=many")

@@ -44,3 +44,17 @@ def test_train_speed_runs_both_pipelines_and_reports_json():
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["allfives_steps_per_s"] > 0 and report["connect_four_tutorial_steps_per_s"] > 0
     assert report["ratio"] == pytest.approx(report["allfives_steps_per_s"] / report["connect_four_tutorial_steps_per_s"], rel=0.01)
+
+
+def test_search_time_reports_each_agents_decision_times():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "search_time.py"), "--positions", "6", "--json",
+         "--agents", "ismcts:iters=5", "ismcts:iters=5,policy=allfives_2p"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["positions"] == 6 and [row["agent"] for row in report["agents"]] == ["ismcts:iters=5", "ismcts:iters=5,policy=allfives_2p"]
+    for row in report["agents"]:
+        assert 0 < row["median_ms"] <= row["p95_ms"]
+    assert report["agents"][0]["mean_ratio"] == 1.0

@@ -1,0 +1,87 @@
+"""``ismcts:policy=...``: the search guided by a trained network's move probabilities at the root."""
+
+import pytest
+
+from agents import make_agent
+from agents.policy import PolicyFileError, PolicyPlayersError, check_policy_players
+from allfives_env.engine import Game, Rules
+
+GUIDED = "ismcts:iters=12,policy=allfives_2p"
+
+
+def views(rules, games=3, seed=0):
+    """Views with two or more legal moves from greedy self-play games."""
+    greedy = make_agent("greedy")
+    found = []
+    for s in range(seed, seed + games):
+        game = Game(rules, s, max_hands=1)
+        while not game.over:
+            view = game.view(game.current_player)
+            if len(view.legal_actions) > 1:
+                found.append(view)
+            game.step(greedy.act(view))
+    return found
+
+
+def test_one_iteration_plays_the_networks_favourite():
+    # the first PUCT step visits the move of highest prior, and the most visited move is played
+    guided = make_agent("ismcts:iters=1,policy=allfives_2p", seed=1)
+    network = make_agent("ppo:allfives_2p")
+    for view in views(Rules.make(num_players=2)):
+        assert guided.act(view) == network.act(view)
+
+
+def test_the_prior_is_a_distribution_over_the_legal_moves():
+    guided = make_agent("ismcts:iters=5,policy=allfives_2p,temp=2", seed=1)
+    for view in views(Rules.make(num_players=2), games=1):
+        prior = guided.prior(view)
+        assert sorted(prior) == sorted(view.legal_actions)
+        assert sum(prior.values()) == pytest.approx(1.0) and min(prior.values()) > 0
+
+
+def test_the_prior_steers_the_visits():
+    # with a large cpuct the visits follow the prior; with cpuct=0 they follow the values alone
+    view = max(views(Rules.make(num_players=2), games=2), key=lambda v: len(v.legal_actions))
+    steered = make_agent("ismcts:iters=200,policy=allfives_2p,cpuct=100", seed=2)
+    prior = steered.prior(view)
+    root = steered.search(view)
+    favourite = max(prior, key=prior.get)
+    assert root.children[favourite].visits == max(child.visits for child in root.children.values())
+    assert sum(child.visits for child in root.children.values()) == 200
+
+
+@pytest.mark.parametrize("spec", [GUIDED, GUIDED + ",guide=tree"])
+def test_guided_search_is_deterministic_for_a_seed_and_legal(spec):
+    rules = Rules.make(num_players=2)
+    for view in views(rules, games=1, seed=4)[:8]:
+        a, b = make_agent(spec, seed=9), make_agent(spec, seed=9)
+        assert a.act(view) == b.act(view)
+        assert a.act(view) in view.legal_actions
+
+
+def test_tree_guidance_asks_the_network_below_the_root():
+    view = max(views(Rules.make(num_players=2), games=2), key=lambda v: len(v.legal_actions))
+    root = make_agent("ismcts:iters=100,policy=allfives_2p,guide=tree", seed=3).search(view)
+    below = [node for child in root.children.values() for node in child.children.values()] + list(root.children.values())
+    assert any(node.prior is not None for node in below)
+    assert all(node.prior is None for node in make_agent("ismcts:iters=100,policy=allfives_2p", seed=3).search(view).children.values())
+
+
+def test_onnx_and_numpy_priors_agree():
+    numpy_prior = make_agent("ismcts:iters=1,policy=allfives_2p", seed=1)
+    onnx_prior = make_agent("ismcts:iters=1,policy=models/allfives_2p.onnx", seed=1)
+    for view in views(Rules.make(num_players=2), games=1):
+        a, b = numpy_prior.prior(view), onnx_prior.prior(view)
+        assert a.keys() == b.keys() and all(a[k] == pytest.approx(b[k], abs=1e-4) for k in a)
+
+
+def test_bad_policies_are_named():
+    with pytest.raises(PolicyFileError, match="policy file not found: nowhere.zip"):
+        make_agent("ismcts:policy=nowhere.zip")
+    with pytest.raises(ValueError, match="option guide=tree needs a network: policy=PATH"):
+        make_agent("ismcts:guide=tree")
+    with pytest.raises(ValueError, match="option guide='everywhere' must be one of root, tree"):
+        make_agent("ismcts:policy=allfives_2p,guide=everywhere")
+    guided = make_agent(GUIDED)
+    with pytest.raises(PolicyPlayersError, match="trained for 2 players"):
+        check_policy_players(guided, Rules.make(num_players=4))
