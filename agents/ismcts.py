@@ -96,7 +96,6 @@ class ISMCTSAgent(Agent):
         cpuct: float = 1.0,
         temp: float = 1.0,
         guide: str = "root",
-        value: float = 0.0,
     ):
         super().__init__(seed)
         # the ranges are those of the registry (agents.registry.AGENTS); seconds=0 is the default: no time budget
@@ -109,7 +108,6 @@ class ISMCTSAgent(Agent):
         self.cpuct = cpuct
         self.temp = temp
         self.guide = guide
-        self.value = value
         self._policy = _greedy_move if rollout == "greedy" else _random_move
         if guide != "root" and not policy:
             raise ValueError(f"agent 'ismcts': option guide={guide} needs a network: policy=PATH")
@@ -207,25 +205,9 @@ class ISMCTSAgent(Agent):
                 node = children[best]
                 path.append(node)
                 game.step(best)
-            if self.value > 0 and not game.over:
-                mover = game.current_player
-                estimate = 100.0 * self.policy.value(self.policy.encode(game.view(mover)))
-                sides = [0.0, 0.0]
-                sides[side_of[mover]] = estimate
-                sides[1 - side_of[mover]] = -estimate
-                diff = zero_sum([a - b for a, b in zip(game.scores, root_scores)])
-                leaf = [math.tanh((d + e) / 40.0) for d, e in zip(diff, sides)]
-                if self.value < 1:
-                    while not game.over:
-                        game.step(policy(game, rng))
-                    rolled = side_values(game, root_scores)
-                    values = [self.value * a + (1 - self.value) * b for a, b in zip(leaf, rolled)]
-                else:
-                    values = leaf
-            else:
-                while not game.over:
-                    game.step(policy(game, rng))
-                values = side_values(game, root_scores)
+            while not game.over:
+                game.step(policy(game, rng))
+            values = side_values(game, root_scores)
             root.visits += 1
             for node in path:
                 node.visits += 1

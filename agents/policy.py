@@ -101,8 +101,7 @@ class NumpyPolicy:
     out_b, base_w, base_b``.
     """
 
-    def __init__(self, kind: str, params: dict[str, np.ndarray], activation: str, metadata: dict | None = None,
-                 critic: dict[str, np.ndarray] | None = None):
+    def __init__(self, kind: str, params: dict[str, np.ndarray], activation: str, metadata: dict | None = None):
         if kind not in ("mlp", "scorer"):
             raise PolicyFileError(f"unknown policy kind {kind!r}")
         if activation not in _ACTIVATIONS:
@@ -112,8 +111,6 @@ class NumpyPolicy:
         self.activation = activation
         self._act = _ACTIVATIONS[activation]
         self.metadata = dict(metadata or {})
-        #: the value network (``w0, b0, ...`` hidden, then ``out_w, out_b``), when the file has one (SB3 zips)
-        self.critic = None if critic is None else {k: np.asarray(v, np.float32) for k, v in critic.items()}
         self.hidden = sum(1 for k in self.params if k.startswith("w") and k[1:].isdigit())
         if kind == "mlp":
             self.hidden -= 1
@@ -165,7 +162,7 @@ class NumpyPolicy:
             kind = "mlp"
             params[f"w{len(layers)}"] = _np(state["action_net.weight"])
             params[f"b{len(layers)}"] = _np(state["action_net.bias"])
-        return cls(kind, params, activation, metadata, _critic(state))
+        return cls(kind, params, activation, metadata)
 
     @property
     def rules(self) -> dict | None:
@@ -192,17 +189,6 @@ class NumpyPolicy:
             scores = np.maximum(feats + context[:, None, :], 0.0)
             out = (scores @ p["out_w"].T)[..., 0] + p["out_b"] + h @ p["base_w"].T + p["base_b"]
         return out[0] if single else out
-
-    def value(self, obs: np.ndarray) -> float:
-        """The critic's estimate for one observation (the discounted, scaled rewards still to come for
-        the seat whose view it is); ``PolicyFileError`` when the policy was loaded without one."""
-        if self.critic is None:
-            raise PolicyFileError("this policy has no value network (an SB3 zip has one; .npz and .onnx files do not)")
-        p = self.critic
-        h = np.asarray(obs, np.float32)[: self.state_size]
-        for i in range(sum(1 for k in p if k.startswith("w"))):
-            h = self._act(p[f"w{i}"] @ h + p[f"b{i}"])
-        return float(p["out_w"][0] @ h + p["out_b"][0])
 
     def save(self, path) -> None:
         """Write the actor as ``.npz`` (numpy only)."""
@@ -270,20 +256,6 @@ def _activation_of(data: dict) -> str:
     if match is None:
         raise PolicyFileError(f"unreadable activation {text!r} in the model's policy_kwargs")
     return match.group(1)
-
-
-def _critic(state: dict) -> dict | None:
-    """The value network of an SB3 ``state_dict`` (``None`` without one)."""
-    if "value_net.weight" not in state:
-        return None
-    prefix = "mlp_extractor.value_net."
-    layers = sorted({int(k[len(prefix):].split(".")[0]) for k in state if k.startswith(prefix)})
-    critic = {}
-    for i, layer in enumerate(layers):
-        critic[f"w{i}"] = _np(state[f"{prefix}{layer}.weight"])
-        critic[f"b{i}"] = _np(state[f"{prefix}{layer}.bias"])
-    critic["out_w"], critic["out_b"] = _np(state["value_net.weight"]), _np(state["value_net.bias"])
-    return critic
 
 
 def _np(t) -> np.ndarray:

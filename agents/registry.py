@@ -90,7 +90,6 @@ AGENTS: dict[str, AgentType] = {
             "cpuct": Option(float, min=0),
             "temp": Option(float, min=0, above=True),
             "guide": Option(str, choices=("root", "tree")),
-            "value": Option(float, min=0),
         },
     ),
     "ppo": AgentType("agents.policy:PPOAgent", "a trained policy (SB3 MaskablePPO zip or exported .npz)", takes_path=True),
