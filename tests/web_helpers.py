@@ -11,7 +11,7 @@ from allfives.web.store import GameStore
 @contextlib.contextmanager
 def web_server(store: GameStore | None = None, **options):
     """``(server, store)``: the page and its API on a free port."""
-    store = store or GameStore()
+    store = GameStore() if store is None else store
     options.setdefault("quiet", True)
     server = make_server(BotService("greedy"), "127.0.0.1", 0,
                          extra_routes=web_routes(store, options.pop("analyze_worlds", 40), options.pop("analyze_seconds", 0.5)),

@@ -59,7 +59,8 @@ def new_game(body, store: GameStore, bots: dict) -> WebGame:
     unknown = sorted(set(body) - set(GAME_FIELDS))
     if unknown:
         raise ApiError(400, f"unknown field(s) {', '.join(map(repr, unknown))}; a new game has {', '.join(GAME_FIELDS)}")
-    options = body.get("rules") or {}
+    options = body.get("rules")
+    options = {} if options is None else options
     if not isinstance(options, dict):
         raise ApiError(422, f"rules must be an object of rules options, got {json_type(options)}")
     try:
