@@ -537,3 +537,21 @@ def test_a_body_that_is_not_json_by_its_content_type_is_415(expert_server):
         headers = {"Content-Length": str(len(data))} | ({"Content-Type": kind} if kind else {})
         status, body = raw_call(expert_server, "POST", "/move", headers, data)
         assert status == 200, (kind, body)
+
+
+def test_requests_the_http_parser_refuses_get_json_errors_too(expert_server):
+    """A request line or framing that h11 cannot parse never reaches the application: the server's
+    protocol answers it, in JSON as well, and closes the connection."""
+    import socket
+
+    host, port = expert_server.server_address[:2]
+    for raw in (b"GARBAGE\r\n\r\n", b"POST /move HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"):
+        with socket.create_connection((host, port), timeout=10) as sock:
+            sock.sendall(raw)
+            answer = b""
+            while chunk := sock.recv(4096):
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400") and b"application/json" in head
+        assert json.loads(body)["error"].startswith("malformed HTTP request: ")
+    assert call(expert_server, "/health")[0] == 200

@@ -14,7 +14,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -86,7 +85,6 @@ def play_by_clicks(driver, url: str, players: int, target: int, seed: int, scree
     """One whole game through the page: random legal moves by clicks (every third by the keyboard),
     one hint; returns what the page shows at the end and how many moves were made."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
 
     rng = random.Random(seed)
     driver.get(url + "/?pace=0")
@@ -132,8 +130,8 @@ def play_by_clicks(driver, url: str, players: int, target: int, seed: int, scree
     for old in driver.downloads.glob("*"):
         old.unlink()
     driver.find_element(By.ID, "download").click()
+    # Chromium writes NAME.crdownload and renames it NAME.jsonl when complete
     record = wait_for(driver, lambda d: next((p for p in d.downloads.glob("*.jsonl")), None), what="the record download")
-    time.sleep(0.2)  # the file is renamed to .jsonl when complete
     return {"scores": scores, "log": log, "result": driver.find_element(By.ID, "result").text, "record": record,
             "moves": moves, "error": driver.find_element(By.ID, "error").text}
 

@@ -8,6 +8,8 @@ backlog is ``BACKLOG``, so a burst of new connections waits instead of being res
 
 from __future__ import annotations
 
+import functools
+import logging
 import socket
 import sys
 import threading
@@ -16,7 +18,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from .asgi import MAX_BODY, build_app, encode_json
+from .asgi import MAX_BODY, Log, build_app, encode_json
 from .service import ANALYZE_SECONDS, ANALYZE_WORLDS, BotService
 
 __all__ = ["BACKLOG", "MAX_BODY", "BotServer", "make_server"]
@@ -27,13 +29,25 @@ BACKLOG = 2048
 KEEP_ALIVE = 30
 
 
+#: uvicorn's messages about connections, warnings excepted (the refusals below go to the request log)
+PROTOCOL_LOG = logging.getLogger("allfives.server.http")
+PROTOCOL_LOG.setLevel(logging.ERROR)
+
+
 class JsonH11Protocol(H11Protocol):
     """uvicorn's h11 protocol whose own refusals (a request h11 cannot parse: a bad request line,
-    a bad or conflicting Content-Length) are JSON errors naming the problem, like the app's."""
+    a bad or conflicting Content-Length) are JSON errors naming the problem, like the app's, and
+    one line of the request log (``log``, an ``asgi.Log``)."""
+
+    def __init__(self, *args, log: Log, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.logger = PROTOCOL_LOG
+        self.request_log = log
 
     def send_400_response(self, msg: str) -> None:
         exc = sys.exc_info()[1]  # called while handling h11's RemoteProtocolError
-        reason = str(exc) if exc is not None and str(exc) else msg
+        reason = (str(exc) if exc is not None and str(exc) else msg)[:200]
+        self.request_log.line(f"- - 400 malformed HTTP request: {reason}")
         body = encode_json({"error": f"malformed HTTP request: {reason}"})
         headers = [(b"content-type", b"application/json; charset=utf-8"), (b"connection", b"close")]
         for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"), h11.Data(data=body),
@@ -71,8 +85,10 @@ class BotServer:
         self.service = service
         self.app = build_app(service, url=lambda: self.url, quiet=quiet, max_body=max_body, cors=cors, log=log,
                              analyze_worlds=analyze_worlds, analyze_seconds=analyze_seconds, extra_routes=extra_routes)
-        config = uvicorn.Config(self.app, log_config=None, access_log=False, lifespan="off", http=JsonH11Protocol,
-                                timeout_keep_alive=KEEP_ALIVE, timeout_graceful_shutdown=5, backlog=BACKLOG)
+        protocol = functools.partial(JsonH11Protocol, log=self.app.log)
+        config = uvicorn.Config(self.app, log_config=None, access_log=False, lifespan="off", http=protocol,
+                                proxy_headers=False, timeout_keep_alive=KEEP_ALIVE, timeout_graceful_shutdown=5,
+                                backlog=BACKLOG)
         self._uvicorn = uvicorn.Server(config)
         self._stopped = threading.Event()
 

@@ -23,7 +23,7 @@ from allfives.server.service import ApiError
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.errors import IllegalMoveError
 from allfives_env.engine.events import public_event
-from allfives_env.engine.tiles import ACTION_TILE, END_NAMES, TILES, ACTION_END
+from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, END_NAMES, TILES
 from allfives_env.picture import svg, tile_svg
 from allfives_env.render import event_sentence, result_lines
 
