@@ -555,3 +555,21 @@ def test_requests_the_http_parser_refuses_get_json_errors_too(expert_server):
         assert head.startswith(b"HTTP/1.1 400") and b"application/json" in head
         assert json.loads(body)["error"].startswith("malformed HTTP request: ")
     assert call(expert_server, "/health")[0] == 200
+
+
+def test_a_body_that_does_not_arrive_in_time_is_408(monkeypatch):
+    import socket
+
+    import allfives.server.asgi as asgi
+
+    monkeypatch.setattr(asgi, "BODY_TIMEOUT", 0.3)
+    with running("greedy") as server:
+        host, port = server.server_address[:2]
+        with socket.create_connection((host, port), timeout=10) as sock:
+            sock.sendall(b"POST /move HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{\"se")
+            answer = b""
+            while chunk := sock.recv(4096):
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408") and b"connection: close" in head.lower()
+        assert json.loads(body) == {"error": "the body did not arrive within 0.3 s"}

@@ -38,6 +38,8 @@ MAX_BODY = 64 * 1024
 #: bodies over the limit but under this are read and dropped, so the client sees the 413
 #: instead of a reset connection; larger ones are not read at all
 DRAIN_LIMIT = 1 << 20
+#: seconds a request's body may take to arrive
+BODY_TIMEOUT = 30.0
 #: the methods HTTP defines; any other is answered 501
 KNOWN_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT")
 
@@ -108,7 +110,7 @@ def json_response(status: int, payload, settings: Settings, method: str, headers
 
 
 async def read_json_body(request: Request, settings: Settings) -> bytes:
-    """The request body, within the size limit, as JSON (``ApiError`` 400/411/413/415; a request
+    """The request body, within the size limit, as JSON (``ApiError`` 400/408/411/413/415; a request
     without Content-Type is taken as JSON). Most malformed framing (a bad or doubled Content-Length)
     is refused with a 400 by the HTTP parser before it gets here."""
     headers = request.headers
@@ -132,7 +134,10 @@ async def read_json_body(request: Request, settings: Settings) -> bytes:
         raise ApiError(413, f"request body of {text} bytes is over the limit of {limit} bytes")
     if length == 0:
         raise ApiError(400, f"empty body: POST {path} takes a JSON object")
-    data = await request.body()
+    try:
+        data = await asyncio.wait_for(request.body(), BODY_TIMEOUT)
+    except asyncio.TimeoutError:
+        raise ApiError(408, f"the body did not arrive within {BODY_TIMEOUT:g} s", {"Connection": "close"}) from None
     kind = headers.get("content-type")
     if kind is not None:
         media = kind.split(";")[0].strip().lower()
