@@ -14,6 +14,8 @@ MAX_GAMES, IDLE_SECONDS = 64, 1800.0
 
 
 class GameStore:
+    """The live ``WebGame`` objects by id; ``clock`` (seconds) is replaceable for tests."""
+
     def __init__(self, max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS, clock=time.monotonic) -> None:
         self.max_games = max_games
         self.idle_seconds = idle_seconds
@@ -36,19 +38,21 @@ class GameStore:
     def new_id(self) -> str:
         return secrets.token_urlsafe(18)
 
+    def _check_room(self) -> None:
+        self._sweep()
+        if len(self._games) >= self.max_games:
+            raise ApiError(503, f"the server holds its limit of {self.max_games} live games; "
+                                f"try again when one ends or after {self.idle_seconds:g} s idle")
+
     def check_room(self) -> None:
-        """``ApiError`` 503 when the cap on live games is reached."""
+        """``ApiError`` 503 when the cap on live games is reached (before a new game is built)."""
         with self._lock:
-            self._sweep()
-            if len(self._games) >= self.max_games:
-                raise ApiError(503, f"the server holds its limit of {self.max_games} live games; "
-                                    f"try again when one ends or after {self.idle_seconds:g} s idle")
+            self._check_room()
 
     def add(self, game) -> None:
+        """Hold ``game`` (503 if the cap was reached meanwhile)."""
         with self._lock:
-            self._sweep()
-            if len(self._games) >= self.max_games:
-                raise ApiError(503, f"the server holds its limit of {self.max_games} live games")
+            self._check_room()
             game.last_used = self.clock()
             self._games[game.id] = game
 
