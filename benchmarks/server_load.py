@@ -201,7 +201,12 @@ def main(argv=None) -> int:
                         runs[name][mode].append(result)
                 finally:
                     server.stop()
-    report: dict = {"policy": args.policy, "clients": args.clients, "requests_per_client": args.requests, "rounds": args.rounds}
+    import importlib.util
+
+    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"  # what uvicorn runs on here
+    report: dict = {"policy": args.policy, "clients": args.clients, "requests_per_client": args.requests,
+                    "rounds": args.rounds, "event_loop": loop}
+    print(f"uvicorn's event loop: {loop}")
     for name, by_mode in runs.items():
         for mode, results in by_mode.items():
             summary = {key: statistics.median(r[key] for r in results) for key in ("requests_per_s", "p50_ms", "p99_ms")}

@@ -3,7 +3,8 @@
 ``make_server`` binds the socket at once (port 0 picks a free one, so ``server.url`` is known
 before serving), ``serve_forever()`` runs uvicorn on it until ``shutdown()`` (from another thread)
 or Ctrl-C / SIGTERM (in the main thread), and ``server_close()`` closes the socket. The listen
-backlog is ``BACKLOG``, so a burst of new connections waits instead of being reset.
+backlog is ``BACKLOG``, so a burst of new connections waits instead of being reset. uvicorn runs
+on uvloop where it is installed (the ``web`` extra, except on Windows), else on asyncio's loop.
 """
 
 from __future__ import annotations
