@@ -124,6 +124,7 @@ async function setup() {
   $("setup-form").addEventListener("submit", (event) => { event.preventDefault(); newGame(); });
   $("again").addEventListener("click", () => { $("game").hidden = true; $("setup").hidden = false; });
   $("hint-button").addEventListener("click", askHint);
+  $("resume").addEventListener("click", runBots);
   document.addEventListener("keydown", onKey);
 }
 
@@ -154,12 +155,22 @@ async function newGame() {
   await runBots();
 }
 
-// the bots' turns, one request (one decision) at a time, so their moves appear one by one
+// the bots' turns, one request (one decision) at a time, so their moves appear one by one; after a
+// failed request they stop, and "Continue" starts them again
+let running = false;
 async function runBots() {
-  while (state && !state.over && !state.your_turn) {
-    await sleep(pace());
-    await send("POST", `/api/games/${state.id}/advance`);
-    if (!busyOk) return;
+  if (running) return;
+  running = true;
+  render();
+  try {
+    while (state && !state.over && !state.your_turn) {
+      await sleep(pace());
+      await send("POST", `/api/games/${state.id}/advance`);
+      if (!busyOk) break;
+    }
+  } finally {
+    running = false;
+    render();
   }
 }
 
@@ -306,6 +317,7 @@ function render() {
   const download = $("download");
   download.hidden = !state.over;
   $("again").hidden = !state.over;
+  $("resume").hidden = state.over || state.your_turn || busy || running;
   if (state.over) download.href = `/api/games/${state.id}/record`;
   document.body.dataset.state = state.over ? "over" : state.your_turn && !busy ? "your-turn" : "waiting";
 }
