@@ -19,6 +19,7 @@ whichever of the two libraries is imported first or later (see ``allfives_env.re
 from importlib import import_module
 
 from . import registration as _registration
+from .engine import view as _engine_view
 
 __version__ = "0.1.0"
 
@@ -43,3 +44,13 @@ def __getattr__(name):
 
 
 _registration.install()
+
+
+def _svg(view) -> str:
+    from .picture import svg  # numpy and the drawing code load on the first picture only
+
+    return svg(view)
+
+
+# notebooks show a PlayerView as its picture (``engine.view.svg_renderer``; the engine imports no drawing)
+_engine_view.svg_renderer = _svg

@@ -264,6 +264,12 @@ def to_rgb(picture: Scene) -> np.ndarray:
     return np.asarray(image, dtype=np.uint8)
 
 
+def tile_svg(first: int, second: int, u: float = 24.0, vertical: bool = True) -> str:
+    """One domino alone, as an SVG document (the web page's hand buttons)."""
+    w, h = (u, 2 * u) if vertical else (2 * u, u)
+    return to_svg(Scene(int(w) + 2, int(h) + 2, domino(1, 1, u, first, second, vertical)))
+
+
 def svg(view, **kwargs) -> str:
     """``to_svg(scene(view))``."""
     return to_svg(scene(view, **kwargs))

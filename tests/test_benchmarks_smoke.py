@@ -58,3 +58,14 @@ def test_search_time_reports_each_agents_decision_times():
     for row in report["agents"]:
         assert 0 < row["median_ms"] <= row["p95_ms"]
     assert report["agents"][0]["mean_ratio"] == 1.0
+
+
+def test_server_load_runs_both_connection_modes_and_reports_json():
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "server_load.py"), "--policy", "greedy",
+                             "--clients", "3", "--requests", "4", "--json"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    for mode in ("keepalive", "new"):
+        figures = report[f"current_{mode}"]
+        assert figures["requests"] == 12 and figures["errors"] == 0
+        assert figures["requests_per_s"] > 0 and 0 < figures["p50_ms"] <= figures["p99_ms"]

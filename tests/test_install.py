@@ -16,6 +16,7 @@ import subprocess
 import sys
 import sysconfig
 import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,10 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path):
         names = {Path(n).relative_to(Path(n).parts[0]).as_posix() for n in tar.getnames() if len(Path(n).parts) > 1}
     for name in SHIPPED:
         assert {f"models/{name}.zip", f"models/{name}.onnx", f"models/{name}.json"} <= names
+    page = {f"allfives/web/static/{name}" for name in ("index.html", "app.js", "style.css")}
+    assert page <= names
+    with zipfile.ZipFile(wheel) as whl:
+        assert page <= set(whl.namelist())  # the web page is served from the installed package
 
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv], tmp_path, env)

@@ -1,6 +1,8 @@
 """The picture of a position (allfives_env.picture): what it draws, SVG and RGB, and the envs' rgb_array."""
 
 import random
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -92,6 +94,21 @@ def test_svg_and_rgb_are_the_same_scene():
     x, y = int(tile.x + tile.w * 0.5), int(tile.y + tile.h * 0.3)
     assert tuple(frame[y, x]) == (0xFB, 0xF8, 0xEF)
     assert Picture(view)._repr_svg_() == svg(view)
+    assert view._repr_svg_() == svg(view)  # a view shows as its picture in a notebook
+
+
+def test_views_draw_in_notebooks_without_the_engine_importing_the_picture():
+    code = (
+        "import sys\n"
+        "from allfives_env.engine import Game\n"
+        "view = Game(seed=3).view(0)\n"
+        "assert 'allfives_env.picture' not in sys.modules and 'numpy' not in sys.modules\n"
+        "assert view._repr_svg_().startswith('<svg')\n"
+        "assert 'allfives_env.picture' in sys.modules\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
 
 
 def test_the_envs_render_rgb_array_frames_and_sb3_defaults_work(tmp_path):

@@ -411,9 +411,9 @@ def test_body_limits(onnx_server):
     assert status == 411 and "Content-Length required" in body["error"]
     status, body = raw_call(onnx_server, "POST", "/move", {"Transfer-Encoding": "chunked"}, b"2\r\n{}\r\n0\r\n\r\n")
     assert status == 411 and "chunked" in body["error"]
-    for bad in ("abc", "-1", "1e3", "12 34"):
+    for bad in ("abc", "-1", "1e3", "12 34"):  # refused by the HTTP parser, before the application
         status, body = raw_call(onnx_server, "POST", "/move", {"Content-Length": bad})
-        assert status == 400 and "invalid Content-Length" in body["error"], bad
+        assert status == 400 and "Content-Length" in body["error"], bad
     status, body = raw_call(onnx_server, "POST", "/move", {"Content-Length": "0"})
     assert status == 400 and "empty body" in body["error"]
     assert call(onnx_server, "/health")[0] == 200
@@ -537,3 +537,39 @@ def test_a_body_that_is_not_json_by_its_content_type_is_415(expert_server):
         headers = {"Content-Length": str(len(data))} | ({"Content-Type": kind} if kind else {})
         status, body = raw_call(expert_server, "POST", "/move", headers, data)
         assert status == 200, (kind, body)
+
+
+def test_requests_the_http_parser_refuses_get_json_errors_too(expert_server):
+    """A request line or framing that h11 cannot parse never reaches the application: the server's
+    protocol answers it, in JSON as well, and closes the connection."""
+    import socket
+
+    host, port = expert_server.server_address[:2]
+    for raw in (b"GARBAGE\r\n\r\n", b"POST /move HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"):
+        with socket.create_connection((host, port), timeout=10) as sock:
+            sock.sendall(raw)
+            answer = b""
+            while chunk := sock.recv(4096):
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400") and b"application/json" in head
+        assert json.loads(body)["error"].startswith("malformed HTTP request: ")
+    assert call(expert_server, "/health")[0] == 200
+
+
+def test_a_body_that_does_not_arrive_in_time_is_408(monkeypatch):
+    import socket
+
+    import allfives.server.asgi as asgi
+
+    monkeypatch.setattr(asgi, "BODY_TIMEOUT", 0.3)
+    with running("greedy") as server:
+        host, port = server.server_address[:2]
+        with socket.create_connection((host, port), timeout=10) as sock:
+            sock.sendall(b"POST /move HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{\"se")
+            answer = b""
+            while chunk := sock.recv(4096):
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408") and b"connection: close" in head.lower()
+        assert json.loads(body) == {"error": "the body did not arrive within 0.3 s"}

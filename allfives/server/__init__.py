@@ -1,9 +1,11 @@
 """The bot server (``allfives serve``): a trained policy, or any agent, answering moves over HTTP.
 
-Standard library only (``http.server``), JSON in and out. ``service`` checks a request and
-rebuilds the position with ``engine.position.view_from_history`` (anything impossible becomes a
-4xx naming the problem); ``httpd`` is the HTTP layer; ``schema`` holds the JSON Schema of the
-request and the OpenAPI description. docs/frontends.md documents the API.
+JSON in and out, on Starlette (ASGI) served by uvicorn (the ``web`` extra). ``service`` checks a
+request and rebuilds the position with ``engine.position.view_from_history`` (anything impossible
+becomes a 4xx naming the problem); ``asgi`` is the HTTP layer (routes, bodies, errors, the log);
+``httpd`` runs it with uvicorn on a socket; ``schema`` holds the JSON Schema of the request and the
+OpenAPI description. The web page (``allfives.web``) adds its routes to the same application.
+docs/frontends.md documents the API.
 """
 
 from .httpd import BotServer, make_server

@@ -251,8 +251,10 @@ def openapi(server_url: str | None = None, policy: str | None = None) -> dict:
 
     errors = {
         "400": "malformed JSON, not an object, unknown or duplicate fields, bad Content-Length",
+        "408": "the body did not arrive in time",
         "411": "no Content-Length",
         "413": "body over the size limit",
+        "415": "a Content-Type other than JSON",
         "422": "wrong types, bad rules, rules the policy was not trained for, an impossible position",
         "500": "an unexpected failure (the server keeps serving)",
     }

@@ -12,6 +12,12 @@ from .rules import Rules
 from .tiles import ACTION_END, ACTION_TILE, END_NAMES, TILES, WEST, mask_tiles
 
 
+#: draws a view as an SVG document, for notebooks (``PlayerView._repr_svg_``). The engine draws
+#: nothing itself and imports nothing to draw: ``allfives_env`` (the package above it) sets this to
+#: ``allfives_env.picture.svg``, loaded on first use. ``None``: notebooks show the text repr.
+svg_renderer = None
+
+
 class PlayerView:
     """One seat's view. Build it with ``Game.view(seat)`` (or ``player_view(game, seat)``)."""
 
@@ -139,6 +145,10 @@ class PlayerView:
         view._events = list(events)
         view._num_events = len(events)
         return view
+
+    def _repr_svg_(self) -> str | None:
+        """The picture of the view in a notebook (``svg_renderer``)."""
+        return None if svg_renderer is None else svg_renderer(self)
 
     @property
     def num_players(self) -> int:

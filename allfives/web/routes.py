@@ -1,0 +1,178 @@
+"""The web page's routes on the bot server (``allfives serve --ui``).
+
+``GET /`` is the page and ``/static/NAME`` its script and style, all read from this package (no
+network, no build step). The game API, JSON in and out like the bot API:
+
+- ``GET /api/options``: the bots to choose from and the rules options (``engine.rules.OPTIONS``);
+- ``POST /api/games`` ``{"rules": {...}, "seat": 0, "bots": [null, "expert", ...], "hint": "expert",
+  "seed": 1}`` (every field optional): a new game, 201 with its state;
+- ``GET /api/games/ID``: the state; ``DELETE /api/games/ID``: drop the game (204);
+- ``POST /api/games/ID/move`` ``{"action": N}``: the person's move; ``POST /api/games/ID/advance``:
+  one bot decision; ``POST /api/games/ID/hint``: the hint bot's move and the move analysis;
+- ``GET /api/games/ID/record``: the finished game as an ``allfives-record/1`` file (JSON Lines).
+
+A second request for a game while one is being answered gets a 409 (the page sends one at a time).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from importlib import resources
+
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from allfives.server.asgi import Settings, encode_json, endpoint, read_json_body
+from allfives.server.service import ApiError, json_type, parse_json
+from allfives_env.engine import Rules
+from allfives_env.engine.rules import OPTIONS
+
+from .bots import bot_choices
+from .game import WebGame
+from .store import GameStore
+
+ASSETS = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
+          "style.css": "text/css; charset=utf-8"}
+GAME_FIELDS = ("rules", "seat", "bots", "hint", "seed")
+
+
+def _assets() -> dict[str, bytes]:
+    folder = resources.files("allfives.web") / "static"
+    return {name: (folder / name).read_bytes() for name in ASSETS}
+
+
+def rules_options() -> list[dict]:
+    """The rules options as the page builds its form from them."""
+    kinds = {int: "integer", bool: "boolean", str: "string"}
+    return [
+        {"name": o.name, "help": o.help, "type": kinds.get(o.given, "integer or name"), "default": o.default,
+         "choices": list(o.choices), "minimum": o.minimum, "maximum": o.maximum}
+        for o in OPTIONS
+    ]
+
+
+def new_game(body, store: GameStore, bots: dict) -> WebGame:
+    """A ``WebGame`` from a ``POST /api/games`` body (``ApiError`` 400/422 naming the problem)."""
+    if not isinstance(body, dict):
+        raise ApiError(400, f"the request must be a JSON object, got {json_type(body)}")
+    unknown = sorted(set(body) - set(GAME_FIELDS))
+    if unknown:
+        raise ApiError(400, f"unknown field(s) {', '.join(map(repr, unknown))}; a new game has {', '.join(GAME_FIELDS)}")
+    options = body.get("rules")
+    options = {} if options is None else options
+    if not isinstance(options, dict):
+        raise ApiError(422, f"rules must be an object of rules options, got {json_type(options)}")
+    try:
+        rules = Rules.from_dict(options)
+    except (TypeError, ValueError) as exc:
+        raise ApiError(422, f"rules: {exc}") from None
+    n = rules.num_players
+    seat = body.get("seat", 0)
+    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
+        raise ApiError(422, f"seat must be your seat 0..{n - 1}, got {json.dumps(seat)[:40]}")
+    # the default bot: the shipped policy trained for this game, else expert
+    default = next((b.id for b in bots.values() if b.players == (n, rules.partnerships)), "expert")
+    chosen = body.get("bots") or [None] * n
+    if not isinstance(chosen, list) or len(chosen) != n:
+        raise ApiError(422, f"bots must be a list of {n} bot ids, one per seat (null: the default; yours is ignored)")
+    seated = []
+    for s, name in enumerate(chosen):
+        name = default if name is None else name
+        if s == seat:
+            seated.append(None)
+        elif not isinstance(name, str) or name not in bots:
+            raise ApiError(422, f"bots[{s}]: unknown bot {json.dumps(name)[:40]}; bots: {', '.join(bots)}")
+        else:
+            seated.append(bots[name])
+    hint = body.get("hint") or default
+    if not isinstance(hint, str) or hint not in bots:
+        raise ApiError(422, f"hint: unknown bot {json.dumps(hint)[:40]}; bots: {', '.join(bots)}")
+    seed = body.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
+        raise ApiError(422, f"seed must be an integer 0..2**63-1, got {json.dumps(seed)[:40]}")
+    store.check_room()
+    if seed is None:
+        seed = secrets.randbits(63)
+    return WebGame(store.new_id(), rules, seat, seated, bots[hint], seed)
+
+
+def web_routes(store: GameStore, analyze_worlds: int, analyze_seconds: float):
+    """``extra_routes`` for ``allfives.server.asgi.build_app``: the page and the game API."""
+    assets = _assets()
+    bots = bot_choices()
+
+    def build(settings: Settings):
+        async def page(request, s):
+            return Response(assets["index.html"], headers={"Content-Type": ASSETS["index.html"], "Cache-Control": "no-cache"})
+
+        async def asset(request, s):
+            name = request.path_params["name"]
+            if name not in assets or name == "index.html":
+                raise ApiError(404, f"no such file {name[:60]!r}; files: app.js, style.css")
+            return Response(assets[name], headers={"Content-Type": ASSETS[name], "Cache-Control": "no-cache"})
+
+        async def options(request, s):
+            return 200, {"bots": [b.to_dict() for b in bots.values()], "rules": rules_options(),
+                         "max_games": store.max_games}, {}
+
+        async def create(request, s):
+            body = parse_json(await read_json_body(request, s))
+            game = await run_in_threadpool(new_game, body, store, bots)
+            store.add(game)
+            return 201, game.state(), {"Location": f"/api/games/{game.id}"}
+
+        def on_game(request, work):
+            with store.using(request.path_params["game_id"]) as game:
+                return work(game)
+
+        async def show(request, s):
+            return 200, await run_in_threadpool(on_game, request, lambda g: g.state()), {}
+
+        async def delete(request, s):
+            store.remove(request.path_params["game_id"])
+            return 204, None, {}
+
+        async def move(request, s):
+            body = parse_json(await read_json_body(request, s))
+            if not isinstance(body, dict) or set(body) != {"action"}:
+                raise ApiError(422, 'a move is {"action": N}, one of the action ids the state lists')
+
+            def work(game):
+                game.play(body["action"])
+                return game.state()
+
+            return 200, await run_in_threadpool(on_game, request, work), {}
+
+        async def advance(request, s):
+            def work(game):
+                game.advance()
+                return game.state()
+
+            return 200, await run_in_threadpool(on_game, request, work), {}
+
+        async def hint(request, s):
+            work = lambda game: game.hint(analyze_worlds, analyze_seconds)  # noqa: E731
+            return 200, await run_in_threadpool(on_game, request, work), {}
+
+        async def record(request, s):
+            rec = await run_in_threadpool(on_game, request, lambda g: g.record())
+            name = f"allfives-{request.path_params['game_id'][:12]}.jsonl"
+            return Response(encode_json(rec), headers={"Content-Type": "application/x-ndjson; charset=utf-8",
+                                                       "Content-Disposition": f'attachment; filename="{name}"',
+                                                       "Cache-Control": "no-store"})
+
+        routes = [
+            endpoint("/", {"GET": page}, settings),
+            endpoint("/static/{name}", {"GET": asset}, settings),
+            endpoint("/api/options", {"GET": options}, settings),
+            endpoint("/api/games", {"POST": create}, settings),
+            endpoint("/api/games/{game_id}", {"GET": show, "DELETE": delete}, settings),
+            endpoint("/api/games/{game_id}/move", {"POST": move}, settings),
+            endpoint("/api/games/{game_id}/advance", {"POST": advance}, settings),
+            endpoint("/api/games/{game_id}/hint", {"POST": hint}, settings),
+            endpoint("/api/games/{game_id}/record", {"GET": record}, settings),
+        ]
+        return routes, ["/", "/static/app.js", "/static/style.css", "/api/options", "/api/games"]
+
+    return build

@@ -1,0 +1,225 @@
+"""The web page's server side (allfives.web) over HTTP: games played through the JSON API, the
+record ``allfives replay`` accepts, sessions (ids, cap, expiry, one request at a time), clear 4xx
+errors, the page's files, and ``allfives serve --ui`` from the command line."""
+
+import json
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from allfives.web.store import GameStore
+from allfives_env.engine.record import replay_record
+from helpers import run_cli
+from web_helpers import web_server
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def call(server, method, path, body=None, raw=None, headers=None):
+    """``(status, decoded body or text, headers)``."""
+    data = raw if raw is not None else None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(server.url + path, data=data, method=method, headers=headers or {})
+    if data is not None and "Content-Type" not in (headers or {}):
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            status, text, got = resp.status, resp.read(), resp.headers
+    except urllib.error.HTTPError as exc:
+        status, text, got = exc.code, exc.read(), exc.headers
+    if (got.get("Content-Type") or "").startswith("application/json") and text:
+        return status, json.loads(text), got
+    return status, text, got
+
+
+def play_out(server, state, rng, hints=0):
+    """Random legal moves from the state's list for the person, ``advance`` for the bots, to the end."""
+    while not state["over"]:
+        game_id = state["id"]
+        if state["your_turn"]:
+            moves = [m for tile in state["hand"] for m in tile["moves"]]
+            assert moves and all(tile["svg"].startswith("<svg") for tile in state["hand"])
+            if hints:
+                status, hint, _ = call(server, "POST", f"/api/games/{game_id}/hint")
+                assert status == 200, hint
+                assert hint["move"]["action"] in [m["action"] for m in moves]
+                assert sorted(m["action"] for m in hint["analysis"]["moves"]) == sorted(m["action"] for m in moves)
+                hints -= 1
+            status, state, _ = call(server, "POST", f"/api/games/{game_id}/move", {"action": rng.choice(moves)["action"]})
+        else:
+            status, state, _ = call(server, "POST", f"/api/games/{game_id}/advance")
+        assert status == 200, state
+    return state
+
+
+@pytest.mark.parametrize("rules, bots", [
+    ({"num_players": 3, "target_score": 40, "hand_size": "five", "boneyard_reserve": 2}, [None, "search", "greedy"]),
+    ({"num_players": 4, "partnerships": False, "target_score": 40, "hand_end": "winner_takes"}, [None, "expert", "random", "greedy"]),
+])
+def test_whole_games_through_the_api_give_records_the_engine_replays(rules, bots, tmp_path):
+    rng = random.Random(1)
+    with web_server() as (server, store):
+        status, state, headers = call(server, "POST", "/api/games", {"rules": rules, "bots": bots, "hint": "expert", "seed": 5})
+        assert status == 201 and headers["Location"] == f"/api/games/{state['id']}"
+        assert len(state["id"]) >= 22 and state["picture"].startswith("<svg")
+        assert state["names"][0] == "you" and state["names"][1] == f"player 1 ({bots[1]})"
+        status, early, _ = call(server, "GET", f"/api/games/{state['id']}/record")
+        assert status == 409 and "when the game is over" in early["error"]  # it would show the hidden tiles
+        final = play_out(server, state, rng, hints=2)
+        status, text, headers = call(server, "GET", f"/api/games/{state['id']}/record")
+        assert len(store) == 1
+    assert status == 200 and "attachment" in headers["Content-Disposition"]
+    record = json.loads(text)
+    game = replay_record(record)
+    assert game.over and game.scores == final["scores"] and record["players"][0] == "human"
+    assert final["winner"] == final["sides"][game.winner]
+    path = tmp_path / "game.jsonl"
+    path.write_bytes(text)
+    out = run_cli("replay", str(path), "--json", cwd=ROOT, timeout=120)
+    assert out.returncode == 0 and json.loads(out.stdout.splitlines()[-1])["valid"] is True
+    # the log names each event as the person saw it: a bot's draw shows no tile
+    assert all(not re.search(r"player \d \(\w+\) draws \d-\d", line) for line in final["log"])
+
+
+def test_options_and_the_page_files():
+    with web_server() as (server, _):
+        status, options, _ = call(server, "GET", "/api/options")
+        assert status == 200
+        ids = [b["id"] for b in options["bots"]]
+        assert {"allfives_2p", "allfives_4p", "expert", "greedy", "search"} <= set(ids)
+        assert next(b for b in options["bots"] if b["id"] == "allfives_4p")["players"] == {"num_players": 4, "partnerships": True}
+        assert [o["name"] for o in options["rules"]][:2] == ["num_players", "partnerships"]
+        status, html, headers = call(server, "GET", "/")
+        assert status == 200 and headers["Content-Type"].startswith("text/html") and b"/static/app.js" in html
+        assert b"http" not in html.replace(b'name="viewport"', b"")  # nothing from the network
+        for name, kind in (("app.js", "text/javascript"), ("style.css", "text/css")):
+            status, text, headers = call(server, "GET", f"/static/{name}")
+            assert status == 200 and headers["Content-Type"].startswith(kind) and text
+            assert b"http://" not in text and b"https://" not in text
+        status, body, _ = call(server, "GET", "/static/nope.js")
+        assert status == 404 and "no such file 'nope.js'" in body["error"]
+        status, body, _ = call(server, "GET", "/nope")
+        assert status == 404 and "/api/games" in body["error"]
+        assert call(server, "GET", "/health")[0] == 200  # the bot API beside the page
+
+
+BAD_GAMES = [
+    ([1], 400, "must be a JSON object"),
+    ({"colour": "red"}, 400, "unknown field(s) 'colour'"),
+    ({"rules": {"num_players": 5}}, 422, "rules: num_players must be 2, 3 or 4"),
+    ({"rules": []}, 422, "rules must be an object"),
+    ({"seat": 2}, 422, "seat must be your seat 0..1"),
+    ({"bots": ["expert"]}, 422, "bots must be a list of 2 bot ids"),
+    ({"bots": [None, "ppo:/etc/passwd"]}, 422, "bots[1]: unknown bot \"ppo:/etc/passwd\""),
+    ({"bots": [None, "allfives_4p"]}, 422, "seat 1: bot 'allfives_4p': the policy onnx:allfives_4p was trained for 4 players"),
+    ({"hint": "nobody"}, 422, "hint: unknown bot"),
+    ({"seed": -1}, 422, "seed must be an integer"),
+]
+
+
+@pytest.mark.parametrize("body, status, message", BAD_GAMES, ids=[m for _, _, m in BAD_GAMES])
+def test_bad_new_games_are_refused_by_name(body, status, message):
+    with web_server() as (server, store):
+        got, answer, _ = call(server, "POST", "/api/games", body)
+        assert got == status and message in answer["error"], answer
+        assert len(store) == 0
+
+
+def test_bad_moves_and_requests_out_of_turn():
+    with web_server() as (server, _):
+        _, state, _ = call(server, "POST", "/api/games", {"rules": {"num_players": 2}, "seed": 2, "bots": [None, "greedy"]})
+        game = f"/api/games/{state['id']}"
+        if not state["your_turn"]:
+            status, body, _ = call(server, "POST", f"{game}/move", {"action": 0})
+            assert status == 409 and "not yours" in body["error"]
+            _, state, _ = call(server, "POST", f"{game}/advance")
+        status, body, _ = call(server, "POST", f"{game}/advance")
+        assert status == 409 and "it is your turn" in body["error"]
+        legal = {m["action"] for t in state["hand"] for m in t["moves"]}
+        illegal = next(a for a in range(112) if a not in legal)
+        for move, status, message in [({"action": illegal}, 422, "illegal move"), ({"action": "1"}, 422, "action must be an integer"),
+                                      ({"move": 1}, 422, 'a move is {"action": N}'), ([1], 422, 'a move is {"action": N}')]:
+            got, body, _ = call(server, "POST", f"{game}/move", move)
+            assert got == status and message in body["error"], body
+        got, body, _ = call(server, "POST", f"{game}/move", raw=b'{"action": 1', headers={"Content-Type": "application/json"})
+        assert got == 400 and "malformed JSON" in body["error"]
+        got, body, _ = call(server, "POST", f"{game}/move", raw=b'{"action": 1}', headers={"Content-Type": "text/plain"})
+        assert got == 415
+        assert call(server, "GET", game)[1]["log"] == state["log"]  # nothing happened
+        for method, path in (("GET", f"{game}/move"), ("PUT", game), ("POST", "/api/options")):
+            got, body, headers = call(server, method, path, {} if method != "GET" else None)
+            assert got == 405 and "is not allowed" in body["error"] and "Allow" in headers
+        assert call(server, "DELETE", game)[0] == 204
+        got, body, _ = call(server, "GET", game)
+        assert got == 404 and "no such game" in body["error"]
+        assert call(server, "GET", "/api/games/not-a-game")[0] == 404
+
+
+def test_cap_expiry_and_one_request_at_a_time():
+    now = [0.0]
+    store = GameStore(max_games=2, idle_seconds=60, clock=lambda: now[0])
+    with web_server(store) as (server, _):
+        ids = [call(server, "POST", "/api/games", {"seed": i})[1]["id"] for i in range(2)]
+        assert len(set(ids)) == 2
+        status, body, _ = call(server, "POST", "/api/games", {})
+        assert status == 503 and "limit of 2 live games" in body["error"]
+        now[0] = 30.0
+        assert call(server, "GET", f"/api/games/{ids[0]}")[0] == 200  # in use: stays
+        now[0] = 80.0  # the second has been idle 80 s, the first 50 s
+        assert call(server, "POST", "/api/games", {})[0] == 201
+        assert call(server, "GET", f"/api/games/{ids[1]}")[0] == 404
+        assert call(server, "GET", f"/api/games/{ids[0]}")[0] == 200
+        game = store._games[ids[0]]
+        with game.lock:  # a request for this game is being answered
+            status, body, _ = call(server, "GET", f"/api/games/{ids[0]}")
+        assert status == 409 and "one at a time" in body["error"]
+        assert call(server, "GET", f"/api/games/{ids[0]}")[0] == 200
+
+
+def test_concurrent_requests_for_one_game_get_an_answer_or_a_409():
+    with web_server() as (server, _):
+        _, state, _ = call(server, "POST", "/api/games", {"rules": {"num_players": 4}, "seat": 3, "bots": [None] * 4, "seed": 1})
+        if state["your_turn"]:
+            move = next(m for t in state["hand"] for m in t["moves"])
+            _, state, _ = call(server, "POST", f"/api/games/{state['id']}/move", {"action": move["action"]})
+        assert not state["your_turn"]
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(call(server, "POST", f"/api/games/{state['id']}/advance")[0]))
+                   for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert set(results) <= {200, 409} and 200 in results
+
+
+def test_cli_serves_the_page_and_checks_its_flags():
+    proc = subprocess.Popen([sys.executable, "-m", "allfives", "serve", "--ui", "--port", "0", "--ui-games", "3"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        line = proc.stdout.readline()
+        assert "serving expert" in line and "the web page at http://127.0.0.1:" in line
+        url = re.search(r"http://127\.0\.0\.1:\d+", line).group(0)
+        with urllib.request.urlopen(url + "/", timeout=10) as resp:
+            assert b"All Fives" in resp.read()
+        with urllib.request.urlopen(url + "/api/options", timeout=10) as resp:
+            assert json.loads(resp.read())["max_games"] == 3
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and "GET / 200" in err and "stopped" in err
+    for args, message in [((), "--policy is required (or --ui"), (("--ui", "--ui-games", "0"), "--ui-games must be at least 1"),
+                          (("--policy", "greedy", "--ui-idle", "5"), "--ui-games and --ui-idle go with --ui"),
+                          (("--ui", "--ui-idle", "0"), "--ui-idle must be more than 0")]:
+        out = run_cli("serve", *args, cwd=ROOT, timeout=60)
+        assert out.returncode == 2 and message in out.stderr, (args, out.stderr)
