@@ -93,8 +93,9 @@ def test_options_and_the_page_files():
         status, options, _ = call(server, "GET", "/api/options")
         assert status == 200
         ids = [b["id"] for b in options["bots"]]
-        assert {"allfives_2p", "allfives_4p", "expert", "greedy", "search"} <= set(ids)
+        assert {"allfives_2p", "allfives_4p", "expert", "greedy", "search", "search_allfives_2p"} <= set(ids)
         assert next(b for b in options["bots"] if b["id"] == "allfives_4p")["players"] == {"num_players": 4, "partnerships": True}
+        assert next(b for b in options["bots"] if b["id"] == "search_allfives_4p")["players"] == {"num_players": 4, "partnerships": True}
         assert [o["name"] for o in options["rules"]][:2] == ["num_players", "partnerships"]
         status, html, headers = call(server, "GET", "/")
         assert status == 200 and headers["Content-Type"].startswith("text/html") and b"/static/app.js" in html

@@ -1,8 +1,9 @@
 """The bots a web game may seat, by id: the page names an id, never an agent spec or a file.
 
 Each choice is a registry spec (``agents.registry``): the hand-written bots, the search bot with
-a capped budget, and the shipped policies (``agents.models``), which also say the game they were
-trained for so the page offers them only there (the server checks it again).
+a capped budget, the shipped policies (``agents.models``) and the search guided by each of them
+(``ismcts:policy=NAME``, docs/search.md); a policy's bots say the game it was trained for so the
+page offers them only there (the server checks it again).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def _shipped() -> list[Bot]:
         rules = load_card(name).get("rules") or {}
         players = (rules["num_players"], bool(rules.get("partnerships"))) if "num_players" in rules else None
         out.append(Bot(name, f"{kind}:{name}", f"{name} (shipped policy)", players))
+        out.append(Bot(f"search_{name}", f"ismcts:iters={SEARCH_ITERS},policy={name}",
+                       f"search guided by {name} ({SEARCH_ITERS} iterations)", players))
     return out
 
 
