@@ -1,9 +1,9 @@
 """RLlib PPO on All Fives from a ``trainer: rllib`` config (``allfives train``). Reads top to bottom.
 
 0. checks that need no writing (a resume: its saved config, which it may change only in
-``rllib_config.RESUMABLE``, and its latest checkpoint);  1. the run directory and the resolved
-config;  2. Ray (local, or a cluster: ``ray``), with this project's code shipped to its workers;
-3. the algorithm: PPO with RLlib's ``ActionMaskingTorchRLModule`` as the one ``learner`` module,
+``rllib_config.RESUMABLE``, and its latest checkpoint);  1. Ray (local, or a cluster: ``ray``),
+with this project's code shipped to its workers, and enough CPUs for the runners;  2. the run
+directory and the resolved config;  3. the algorithm: PPO with RLlib's ``ActionMaskingTorchRLModule`` as the one ``learner`` module,
 ``num_env_runners`` Ray workers collecting in ``PoolMultiAgentEnv`` (the learner against the
 opponent pool of the SB3 trainer), restored from the latest checkpoint on a resume;  4. learning,
 with a checkpoint every ``checkpoint_every`` steps;  5. the final checkpoint, ``final.onnx`` (the
@@ -44,7 +44,7 @@ def train_rllib(cfg: RLlibConfig, run_dir, resume: bool = False, progress: bool 
     """Train (or resume) a run; return its card (config, steps, wall time, final evaluation)."""
     import train
 
-    from agents.cluster import ClusterError, connect
+    from agents.cluster import ClusterError, cluster_cpus, connect
 
     # 0. checks before anything is written ------------------------------------------------------
     run_dir = Path(run_dir)
@@ -52,18 +52,22 @@ def train_rllib(cfg: RLlibConfig, run_dir, resume: bool = False, progress: bool 
         resume_changes(saved_config(run_dir), cfg, RESUMABLE)
         checkpoint, state = latest_checkpoint(run_dir)
 
-    # 1. run directory and resolved config ------------------------------------------------------
-    run_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write(run_dir / CONFIG_NAME, to_yaml(cfg).encode())
-    rules = cfg.game.rules()
-    steps, wall_before = (state["steps"], state["wall_seconds"]) if resume else (0, 0.0)
-
-    # 2. Ray --------------------------------------------------------------------------------------
+    # 1. Ray: local, or a cluster, with this project's code shipped to its workers --------------
     try:
         ray, started = connect(cfg.ray, num_cpus=cfg.num_cpus or None, modules=(allfives_env, agents, train))
     except ClusterError as exc:
         raise ConfigError(f"ray: {exc}") from None
     try:
+        if cluster_cpus(ray) < cfg.num_env_runners:  # Ray would wait for the missing CPUs for ever
+            raise ConfigError(f"num_env_runners: {cfg.num_env_runners} runners need as many CPUs; the Ray cluster has "
+                              f"{cluster_cpus(ray)} (a local Ray: raise num_cpus, or use fewer runners)")
+
+        # 2. run directory and resolved config ----------------------------------------------------
+        run_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write(run_dir / CONFIG_NAME, to_yaml(cfg).encode())
+        rules = cfg.game.rules()
+        steps, wall_before = (state["steps"], state["wall_seconds"]) if resume else (0, 0.0)
+
         # 3. the algorithm, new or restored ---------------------------------------------------------
         algo = build_algorithm(cfg)
         if resume:
@@ -74,16 +78,21 @@ def train_rllib(cfg: RLlibConfig, run_dir, resume: bool = False, progress: bool 
         # 4. learn ----------------------------------------------------------------------------------
         started_at, session_start = time.time(), steps
         next_checkpoint = (steps // cfg.checkpoint_every + 1) * cfg.checkpoint_every
-        while steps < cfg.total_steps:
-            result = algo.train()
-            steps += int(result["env_runners"]["num_env_steps_sampled"])
-            if progress:
-                ret = result["env_runners"].get("episode_return_mean")
-                print(f"step {steps:>9}  episode return {ret if ret is None else round(ret, 3)}  "
-                      f"{(steps - session_start) / max(time.time() - started_at, 1e-9):.0f} steps/s", flush=True)
-            if steps >= next_checkpoint and steps < cfg.total_steps:
-                save(algo, run_dir, steps, wall_before + time.time() - started_at, metadata)
-                next_checkpoint = (steps // cfg.checkpoint_every + 1) * cfg.checkpoint_every
+        try:
+            while steps < cfg.total_steps:
+                result = algo.train()
+                steps += int(result["env_runners"]["num_env_steps_sampled"])
+                if progress:
+                    ret = result["env_runners"].get("episode_return_mean")
+                    print(f"step {steps:>9}  episode return {ret if ret is None else round(ret, 3)}  "
+                          f"{(steps - session_start) / max(time.time() - started_at, 1e-9):.0f} steps/s", flush=True)
+                if next_checkpoint <= steps < cfg.total_steps:
+                    save(algo, run_dir, steps, wall_before + time.time() - started_at, metadata)
+                    next_checkpoint = (steps // cfg.checkpoint_every + 1) * cfg.checkpoint_every
+        except KeyboardInterrupt:
+            save(algo, run_dir, steps, wall_before + time.time() - started_at, metadata)
+            print(f"\ninterrupted at step {steps}: checkpoint saved; continue with --resume")
+            raise
         wall = wall_before + time.time() - started_at
         final = save(algo, run_dir, steps, wall, metadata)
         algo.stop()
@@ -131,7 +140,8 @@ def build_algorithm(cfg: RLlibConfig):
         module_class=ActionMaskingTorchRLModule,
         observation_space=observation_space(cfg.net.obs_version),
         action_space=spaces.Discrete(NUM_ACTIONS),
-        model_config={"fcnet_hiddens": list(cfg.net.hidden), "fcnet_activation": cfg.net.activation, "head_fcnet_hiddens": []},
+        # separate policy and value MLPs of net.hidden, as the SB3 trainer's net.pi and net.vf
+        model_config={"fcnet_hiddens": list(cfg.net.hidden), "fcnet_activation": cfg.net.activation, "head_fcnet_hiddens": [], "vf_share_layers": False},
     )
     config = (
         PPOConfig()
