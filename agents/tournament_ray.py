@@ -26,7 +26,7 @@ _RUNNERS: dict = {}  # in a Ray worker process: the runner of the current tourna
 
 
 def _play_chunk(token: str, setup, tasks: list[tuple[int, int]]) -> list:
-    """In a Ray worker: play ``tasks``; the runner (and its agents) is built once per process and run."""
+    """In a Ray worker: play ``tasks``; the runner (and its agents) is built once per process and tournament."""
     from .tournament import _Runner
 
     runner = _RUNNERS.get(token)

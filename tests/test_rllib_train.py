@@ -47,6 +47,13 @@ def test_train_resume_export_and_play_the_rllib_policy(tmp_path):
     logits = agent.policy.logits(np.zeros(agent.policy.obs_size, np.float32))
     assert logits.shape == (112,) and np.isfinite(logits).all()
 
+    from allfives.server import BotService  # what allfives serve runs, given the file as it is
+
+    service = BotService(str(out))
+    assert service.health()["obs_version"] == 1 and service.health()["rules"]["target_score"] == 60
+    answer = service.move({"seat": 0, "hand": [[0, 3], [1, 4], [2, 6], [0, 5], [3, 3], [4, 6], [1, 1], [2, 2], [6, 6]], "history": []})
+    assert answer["end"] == "lead" and answer["tile"] in [[0, 3], [1, 4], [2, 6], [0, 5], [3, 3], [4, 6], [1, 1], [2, 2], [6, 6]]
+
 
 @pytest.mark.parametrize(
     "overrides, message",
