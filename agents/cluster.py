@@ -69,13 +69,8 @@ def connect(address: str, num_cpus: int | None = None, modules: Sequence[ModuleT
         _probe(target)
     try:
         if address == LOCAL:
-            # address=None with RAY_ADDRESS set would join that cluster: "local" must mean local
-            saved = os.environ.pop("RAY_ADDRESS", None)
-            try:
-                ray.init(num_cpus=num_cpus, **options)
-            finally:
-                if saved is not None:
-                    os.environ["RAY_ADDRESS"] = saved
+            # Ray's own "local": a new Ray, even with RAY_ADDRESS set or a cluster started here
+            ray.init(address="local", num_cpus=num_cpus, **options)
         else:
             ray.init(address=address, **options)
     except (ConnectionError, TimeoutError, ValueError, RuntimeError) as exc:
