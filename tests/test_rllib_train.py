@@ -32,6 +32,9 @@ def test_train_resume_export_and_play_the_rllib_policy(tmp_path):
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert f"resuming {run} from step {card['steps']}" in resumed.stdout
     assert json.loads((run / "card.json").read_text())["steps"] >= 800
+    snapshots = json.loads((run / "checkpoints" / "latest.json").read_text())["pool"]["snapshots"]
+    assert [Path(p).name for p in snapshots] == ["snap_0000000600.onnx", "snap_0000000800.onnx"]
+    assert sorted(p.name for p in (run / "pool").iterdir()) == ["snap_0000000600.onnx", "snap_0000000800.onnx"]
 
     out = tmp_path / "policy.onnx"
     export = run_cli("export", run, "--out", out, "--check", "300", "--json", timeout=300)
@@ -64,7 +67,7 @@ def test_train_resume_export_and_play_the_rllib_policy(tmp_path):
         (["num_env_runners=-1"], "num_env_runners must be 0"),
         (["n_envs=4"], "unknown key 'n_envs'"),
         (["net.hidden=[]"], "net.hidden must be a list of positive layer sizes"),
-        (["pool.self_play=0.2"], "pool.self_play: the rllib trainer plays the pool's heuristics only"),
+        (["pool.snapshot_every=0"], "pool.snapshot_every must be at least 1"),
         (["pool.heuristics={nope: 1}"], "pool.heuristics: agent 'nope'"),
         (["ray=somewhere"], "ray: bad Ray address 'somewhere'"),
         (["trainer=tf"], "trainer: must be one of sb3, rllib, got 'tf'"),
@@ -107,3 +110,36 @@ def test_the_cli_checks_an_rllib_config_before_writing_anything(tmp_path):
     assert not run.exists()
     result = run_cli("train", "--run-dir", run, "--resume", timeout=120)
     assert result.returncode == 2 and "error:" in result.stderr
+
+
+@pytest.mark.slow
+def test_self_play_snapshots_reach_every_runners_environments(tmp_path):
+    pytest.importorskip("ray.rllib")
+    import agents
+    import allfives_env
+    import train
+    from agents.cluster import connect
+    from train.pool import OpponentPool
+    from train.rllib import MODULE, Snapshot, build_algorithm, send_pool
+    from train.rllib_config import load_rllib_config
+
+    cfg = load_rllib_config(TINY, ["pool.self_play=1.0"])
+    pool = OpponentPool(cfg.pool.heuristics, cfg.pool.self_play, cfg.pool.max_snapshots, tmp_path / "pool")
+    ray, started = connect("local", 2, (allfives_env, agents, train))
+    try:
+        algo = build_algorithm(cfg, pool)
+        metadata = {"obs_version": 1, "rules": cfg.game.rules().to_dict(), "module": MODULE}
+        path = pool.add_snapshot(Snapshot(algo, metadata), 200, ".onnx")
+        send_pool(algo, pool)
+
+        def opponents(runner):
+            return [[type(a).__name__ for a in env.unwrapped.env.opponent_agents] for env in runner.env.envs]
+
+        seen = algo.env_runner_group.foreach_env_runner(opponents, local_env_runner=False)
+        assert seen == [[["RandomAgent", "GreedyAgent", "OnnxAgent"]]]
+        assert pool.entries() == (["random", "greedy", f"onnx:{path}"], [1.0, 1.0, 1.0])
+        assert algo.train()["env_runners"]["num_env_steps_sampled"] >= 200
+        algo.stop()
+    finally:
+        if started:
+            ray.shutdown()

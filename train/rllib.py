@@ -3,14 +3,17 @@
 0. checks that need no writing (a resume: its saved config, which it may change only in
 ``rllib_config.RESUMABLE``, and its latest checkpoint);  1. Ray (local, or a cluster: ``ray``),
 with this project's code shipped to its workers, and enough CPUs for the runners;  2. the run
-directory and the resolved config;  3. the algorithm: PPO with RLlib's ``ActionMaskingTorchRLModule`` as the one ``learner`` module,
-``num_env_runners`` Ray workers collecting in ``PoolMultiAgentEnv`` (the learner against the
-opponent pool of the SB3 trainer), restored from the latest checkpoint on a resume;  4. learning,
-with a checkpoint every ``checkpoint_every`` steps;  5. the final checkpoint, ``final.onnx`` (the
-ONNX contract of docs/frontends.md), its evaluation against the baselines and ``card.json``.
+directory and the resolved config;  3. the opponent pool and the algorithm: PPO with RLlib's
+``ActionMaskingTorchRLModule`` as the one ``learner`` module, ``num_env_runners`` Ray workers
+collecting in ``PoolMultiAgentEnv`` (the learner against the opponent pool of the SB3 trainer),
+restored from the latest checkpoint on a resume;  4. learning, with a snapshot of the learner
+(ONNX) into the pool every ``pool.snapshot_every`` steps when ``pool.self_play`` is on, and a
+checkpoint every ``checkpoint_every`` steps;  5. the final checkpoint, ``final.onnx`` (the ONNX
+contract of docs/frontends.md), its evaluation against the baselines and ``card.json``.
 
 A checkpoint is a folder ``RUN/checkpoints/step_N`` (RLlib's files and ``allfives.json``);
-``RUN/checkpoints/latest.json`` names the newest complete one and is replaced last.
+``RUN/checkpoints/latest.json`` names the newest complete one, with the pool's snapshots, and is
+replaced last.
 """
 
 from __future__ import annotations
@@ -68,16 +71,25 @@ def train_rllib(cfg: RLlibConfig, run_dir, resume: bool = False, progress: bool 
         rules = cfg.game.rules()
         steps, wall_before = (state["steps"], state["wall_seconds"]) if resume else (0, 0.0)
 
-        # 3. the algorithm, new or restored ---------------------------------------------------------
-        algo = build_algorithm(cfg)
+        # 3. the opponent pool; the algorithm, new or restored ---------------------------------------
+        pool = OpponentPool(cfg.pool.heuristics, cfg.pool.self_play, cfg.pool.max_snapshots, run_dir.resolve() / "pool")
+        if resume:
+            pool.restore(state["pool"])
+        algo = build_algorithm(cfg, pool)
         if resume:
             algo.restore_from_path(str(checkpoint))
             print(f"resuming {run_dir} from step {steps}")
         metadata = {"obs_version": cfg.net.obs_version, "rules": rules.to_dict(), "config_name": cfg.name, "module": MODULE}
+        snapshot = Snapshot(algo, metadata)
 
         # 4. learn ----------------------------------------------------------------------------------
         started_at, session_start = time.time(), steps
         next_checkpoint = (steps // cfg.checkpoint_every + 1) * cfg.checkpoint_every
+        next_snapshot = (steps // cfg.pool.snapshot_every + 1) * cfg.pool.snapshot_every
+
+        def checkpoint() -> Path:
+            return save(algo, run_dir, steps, wall_before + time.time() - started_at, metadata, pool.state())
+
         try:
             while steps < cfg.total_steps:
                 result = algo.train()
@@ -86,15 +98,18 @@ def train_rllib(cfg: RLlibConfig, run_dir, resume: bool = False, progress: bool 
                     ret = result["env_runners"].get("episode_return_mean")
                     print(f"step {steps:>9}  episode return {ret if ret is None else round(ret, 3)}  "
                           f"{(steps - session_start) / max(time.time() - started_at, 1e-9):.0f} steps/s", flush=True)
+                if steps >= next_snapshot and pool.add_snapshot(snapshot, steps, ".onnx"):
+                    send_pool(algo, pool)
+                next_snapshot = (steps // cfg.pool.snapshot_every + 1) * cfg.pool.snapshot_every
                 if next_checkpoint <= steps < cfg.total_steps:
-                    save(algo, run_dir, steps, wall_before + time.time() - started_at, metadata)
+                    checkpoint()
                     next_checkpoint = (steps // cfg.checkpoint_every + 1) * cfg.checkpoint_every
         except KeyboardInterrupt:
-            save(algo, run_dir, steps, wall_before + time.time() - started_at, metadata)
+            checkpoint()
             print(f"\ninterrupted at step {steps}: checkpoint saved; continue with --resume")
             raise
+        final = checkpoint()
         wall = wall_before + time.time() - started_at
-        final = save(algo, run_dir, steps, wall, metadata)
         algo.stop()
     finally:
         if started:
@@ -123,8 +138,9 @@ def train_rllib(cfg: RLlibConfig, run_dir, resume: bool = False, progress: bool 
     return card
 
 
-def build_algorithm(cfg: RLlibConfig):
-    """The PPO algorithm of ``cfg``: one shared ``learner`` module with action masking, PoolMultiAgentEnv."""
+def build_algorithm(cfg: RLlibConfig, pool: OpponentPool):
+    """The PPO algorithm of ``cfg``: one shared ``learner`` module with action masking, PoolMultiAgentEnv
+    against ``pool``'s agents."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -135,7 +151,7 @@ def build_algorithm(cfg: RLlibConfig):
 
     from .rllib_env import PoolMultiAgentEnv, observation_space
 
-    specs, weights = OpponentPool(cfg.pool.heuristics, cfg.pool.self_play, cfg.pool.max_snapshots, "pool").entries()
+    specs, weights = pool.entries()
     module = RLModuleSpec(
         module_class=ActionMaskingTorchRLModule,
         observation_space=observation_space(cfg.net.obs_version),
@@ -161,7 +177,36 @@ def _to_learner(agent_id, episode, **kwargs) -> str:
     return MODULE
 
 
-def save(algo, run_dir: Path, steps: int, wall: float, metadata: dict) -> Path:
+class Snapshot:
+    """The learner's actor as the pool saves it: ``save(path)`` exports the current module to ONNX."""
+
+    def __init__(self, algo, metadata: dict) -> None:
+        self.algo, self.metadata = algo, metadata
+
+    def save(self, path) -> None:
+        from allfives_env.observation import OBS_SIZES
+
+        from .export import write_onnx
+        from .rllib_export import actor_module
+
+        about = {"obs_version": self.metadata["obs_version"], "rules": self.metadata["rules"], "source": "rllib learner"}
+        actor = actor_module(self.algo.get_module(MODULE))
+        write_onnx(actor, OBS_SIZES[self.metadata["obs_version"]], about, path, producer="allfives train (rllib snapshot)")
+
+
+def send_pool(algo, pool: OpponentPool) -> None:
+    """Hand the pool's agents to every environment of every runner (they take them at their next reset).
+    The snapshot files must be where the runners are: a local Ray, or a run folder on shared storage."""
+    specs, weights = pool.entries()
+
+    def update(runner):
+        for env in getattr(getattr(runner, "env", None), "envs", []):
+            env.unwrapped.set_pool(specs, weights)
+
+    algo.env_runner_group.foreach_env_runner(update, local_env_runner=True)
+
+
+def save(algo, run_dir: Path, steps: int, wall: float, metadata: dict, pool_state: dict) -> Path:
     """Checkpoint ``algo`` into ``RUN/checkpoints/step_N``, then name it in latest.json; keep the newest ``KEEP``."""
     folder = run_dir / CHECKPOINTS
     path = folder / f"step_{steps:010d}"
@@ -169,26 +214,27 @@ def save(algo, run_dir: Path, steps: int, wall: float, metadata: dict) -> Path:
         shutil.rmtree(path)
     algo.save_to_path(str(path.resolve()))
     atomic_write(path / METADATA_NAME, (json.dumps(dict(metadata, steps=steps), indent=1) + "\n").encode())
-    atomic_write(folder / LATEST, json.dumps({"checkpoint": path.name, "steps": steps, "wall_seconds": round(wall, 3)}).encode())
+    latest = {"checkpoint": path.name, "steps": steps, "wall_seconds": round(wall, 3), "pool": pool_state}
+    atomic_write(folder / LATEST, json.dumps(latest).encode())
     for old in sorted(p for p in folder.glob("step_*") if p.is_dir())[:-KEEP]:
         shutil.rmtree(old, ignore_errors=True)
     return path
 
 
 def latest_checkpoint(run_dir) -> tuple[Path, dict]:
-    """The newest complete checkpoint folder and its state (``steps``, ``wall_seconds``); ``CheckpointError`` otherwise."""
+    """The newest complete checkpoint folder and its state (``steps``, ``wall_seconds``, ``pool``); ``CheckpointError`` otherwise."""
     latest = Path(run_dir) / CHECKPOINTS / LATEST
     try:
         state = json.loads(latest.read_text(encoding="utf-8"))
         path = latest.parent / state["checkpoint"]
-        steps, wall = int(state["steps"]), float(state["wall_seconds"])
+        steps, wall, pool = int(state["steps"]), float(state["wall_seconds"]), dict(state.get("pool", {}))
     except FileNotFoundError:
         raise CheckpointError(f"cannot resume {run_dir}: no checkpoint ({latest} is missing)") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CheckpointError(f"cannot resume {run_dir}: {latest} is not a readable checkpoint list ({exc})") from None
     if "/" in state["checkpoint"] or not (path / METADATA_NAME).is_file():
         raise CheckpointError(f"cannot resume {run_dir}: the checkpoint {path} that {latest} names is missing or incomplete")
-    return path, {"steps": steps, "wall_seconds": wall}
+    return path, {"steps": steps, "wall_seconds": wall, "pool": pool}
 
 
 def saved_config(run_dir) -> RLlibConfig:

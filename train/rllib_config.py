@@ -89,7 +89,8 @@ PPO_VALUES: dict[str, tuple[type, Any, str]] = {
 }
 
 #: what a resumed run may change of its saved config
-RESUMABLE = ("total_steps", "checkpoint_every", "num_env_runners", "ray", "num_cpus", "eval", "pool.heuristics")
+RESUMABLE = ("total_steps", "checkpoint_every", "num_env_runners", "ray", "num_cpus", "eval",
+             "pool.heuristics", "pool.self_play", "pool.snapshot_every", "pool.max_snapshots")
 
 
 def load_rllib_config(path=None, overrides: list[str] | tuple = ()) -> RLlibConfig:
@@ -120,7 +121,6 @@ def validate(config: RLlibConfig) -> None:
         (config.num_env_runners >= 0, "num_env_runners must be 0 (the driver collects) or more"),
         (config.num_cpus >= 0, "num_cpus must be 0 (every core) or more"),
         (config.checkpoint_every >= 1, "checkpoint_every must be at least 1"),
-        (config.pool.self_play == 0, "pool.self_play: the rllib trainer plays the pool's heuristics only; set it to 0"),
         (config.pool.partner != "learner", "pool.partner=learner: the rllib trainer plays one seat per game"),
         (config.net.activation in ("tanh", "relu"), "net.activation must be tanh or relu"),
         (bool(config.net.hidden) and all(n >= 1 for n in config.net.hidden), "net.hidden must be a list of positive layer sizes"),

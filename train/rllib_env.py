@@ -50,6 +50,10 @@ class PoolMultiAgentEnv(MultiAgentEnv):
         obs, _ = self.env.reset(seed=seed, options=options)
         return self._observe(obs), {}
 
+    def set_pool(self, specs, weights) -> None:
+        """New opponents from the pool's specs (at the next reset), as ``PoolEnv.set_pool``."""
+        self.env.set_pool(specs, weights)
+
     def step(self, action_dict):
         obs, reward, terminated, truncated, _ = self.env.step(int(action_dict[LEARNER]))
         done = {LEARNER: terminated, "__all__": terminated}
