@@ -76,7 +76,10 @@ def connect(address: str, num_cpus: int | None = None, modules: Sequence[ModuleT
     except (ConnectionError, TimeoutError, ValueError, RuntimeError) as exc:
         where = f"RAY_ADDRESS={os.environ.get('RAY_ADDRESS')!r}" if address == "auto" else repr(address)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ClusterError(f"cannot connect to the Ray cluster at {where}: {first} (is `ray start --head` running there?)") from None
+        raise ClusterError(
+            f"cannot connect to the Ray cluster at {where}: {first} (is `ray start --head` running there? a cluster "
+            "with token authentication also needs RAY_AUTH_MODE=token and its token: docs/scale.md)"
+        ) from None
     return ray, True
 
 
