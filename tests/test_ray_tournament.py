@@ -87,3 +87,15 @@ def test_the_cli_refuses_a_bad_ray_address_before_playing():
     assert result.returncode == 2 and result.stderr.startswith("error: bad Ray address 'no address'")
     result = run_cli("tournament", "--agents", "random,greedy", "--games", "2", "--seed", "1", "--ray", "127.0.0.1:1", timeout=120)
     assert result.returncode == 2 and "error: no Ray cluster at 127.0.0.1:1" in result.stderr
+
+
+@pytest.mark.slow
+def test_an_agent_that_fails_on_ray_stops_the_tournament_with_its_own_message(tmp_path):
+    pytest.importorskip("ray")
+    bad = tmp_path / "bad.zip"
+    bad.write_text("not a model")
+    with pytest.raises(TournamentError) as local:
+        run_tournament(["random", f"ppo:{bad}"], games=2, workers=1)
+    with pytest.raises(TournamentError) as on_ray:
+        run_tournament(["random", f"ppo:{bad}"], games=2, ray="local", workers=2)
+    assert str(on_ray.value) == str(local.value) and "not a readable policy file" in str(on_ray.value)
