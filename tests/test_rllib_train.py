@@ -50,6 +50,11 @@ def test_train_resume_export_and_play_the_rllib_policy(tmp_path):
     logits = agent.policy.logits(np.zeros(agent.policy.obs_size, np.float32))
     assert logits.shape == (112,) and np.isfinite(logits).all()
 
+    ranked = run_cli("tournament", "--agents", f"onnx:{out}", "ppo:allfives_2p", "--games", "2", "--seed", "1", "--target", "60",
+                     "--json", timeout=300)
+    assert ranked.returncode == 0, ranked.stderr[-2000:]
+    assert json.loads(ranked.stdout.strip().splitlines()[-1])["games"] == 2, "ranked against a shipped SB3 policy"
+
     from allfives.server import BotService  # what allfives serve runs, given the file as it is
 
     service = BotService(str(out))
