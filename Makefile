@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml setup.py allfives_env/_fastobs.c Makefile
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# CPU build of torch first, so nothing pulls a multi-GB CUDA build
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e ".[train,onnx,play,web,bench,stacks,dev]"
+	$(BIN)/python -m pip install --quiet -e ".[train,onnx,play,web,bench,stacks,scale,dev]"
 	touch $(STAMP)
 
 RUN ?= runs/quickstart_2p_$(shell date +%Y%m%d-%H%M%S)

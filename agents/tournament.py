@@ -183,15 +183,16 @@ def play_game(
 class _Runner:
     """Plays the games of a schedule; builds each agent once per seat it holds at the same time."""
 
-    def __init__(self, schedule: Schedule, agents: Sequence, keep_records: bool) -> None:
+    def __init__(self, schedule: Schedule, agents: Sequence, keep_records: bool, sources: Sequence[str] | None = None) -> None:
         self.schedule = schedule
         self.agents = list(agents)  # spec strings or Agent objects, by agent index
+        self.sources = list(sources) if sources is not None else self.agents  # what to build for each spec
         self.keep_records = keep_records
         self.players = [a if isinstance(a, str) else str(getattr(a, "name", name)) for a, name in zip(agents, schedule.names)]
         self.built: dict[tuple[int, int], Agent] = {}
 
     def _agent(self, index: int, copy: int) -> Agent:
-        source = self.agents[index]
+        source = self.sources[index]
         if not isinstance(source, str):
             return source  # an Agent: run_tournament converted objects and functions
         agent = self.built.get((index, copy))
@@ -199,7 +200,7 @@ class _Runner:
             try:
                 agent = make_agent(source)
             except Exception as exc:
-                raise TournamentError(f"cannot build agent {source!r}: {type(exc).__name__}: {exc}") from exc
+                raise TournamentError(f"cannot build agent {self.agents[index]!r}: {type(exc).__name__}: {exc}") from exc
             self.built[(index, copy)] = agent
         return agent
 
@@ -314,11 +315,12 @@ def run_tournament(
     games: int = 100,
     seed: int = 0,
     duplicate: bool = True,
-    workers: int = 1,
+    workers: int | None = None,
     progress: bool = False,
     records: str | os.PathLike | None = None,
     prior_games: float = 1.0,
     max_hands: int | None = DEFAULT_MAX_HANDS,
+    ray: str | None = None,
 ) -> TournamentResult:
     """Play a round-robin tournament and compute its statistics.
 
@@ -326,7 +328,11 @@ def run_tournament(
     objects, or one comma-separated string; at least two. ``rules``: a ``Rules``, a dict of rule
     options, or ``None`` for the 2-player defaults. ``games``: per pairing (per group in 3-4 player
     cut-throat games), rounded up to whole blocks of seat rotations. ``duplicate``: replay each
-    deal with the seats rotated. ``workers > 1`` plays in that many processes (specs only).
+    deal with the seats rotated. ``workers > 1`` plays in that many processes (specs only; default 1). ``ray``: play the
+    games as Ray tasks instead (specs only; ``agents.tournament_ray``): ``"local"`` starts a Ray
+    here with ``workers`` CPUs (default: every core), ``"auto"`` joins the cluster of
+    ``RAY_ADDRESS``, ``"HOST:PORT"`` that one; ``workers`` is then the number of chunks in flight
+    (default: the cluster's CPUs). The results are the same either way.
     ``records``: a path to write every game's ``allfives-record/1`` as JSON Lines, in schedule
     order. ``prior_games``: the Elo prior (virtual draws against a fixed opponent per agent).
     Raises ``TournamentError`` for a bad argument or an agent that fails.
@@ -342,7 +348,7 @@ def run_tournament(
         rules = Rules.make()
     if isinstance(games, bool) or not isinstance(games, int) or games < 1:
         raise TournamentError(f"games must be a positive integer, got {games!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise TournamentError(f"workers must be a positive integer, got {workers!r}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TournamentError(f"seed must be an integer, got {seed!r}")
@@ -353,8 +359,9 @@ def run_tournament(
     for a in agents:
         if not isinstance(a, (str, Agent)) and not callable(a):
             raise TournamentError(f"an agent must be a spec string, an Agent or a function, got {a!r}")
-    if workers > 1 and len(specs) < len(agents):
-        raise TournamentError("with workers > 1 every agent must be a spec string (objects cannot be sent to workers)")
+    if (ray is not None or (workers or 1) > 1) and len(specs) < len(agents):
+        where = "on Ray" if ray is not None else "with workers > 1"
+        raise TournamentError(f"{where} every agent must be a spec string (objects cannot be sent to workers)")
     agents = [a.strip() if isinstance(a, str) else make_agent(a) for a in agents]
 
     names = agent_labels(agents)
@@ -364,7 +371,8 @@ def run_tournament(
         raise TournamentError(str(exc)) from None
     schedule = make_schedule(names, rules, games, seed, duplicate, max_hands)
     tasks = [(p, g) for p in range(len(schedule.lineups)) for g in range(schedule.games_per_pairing)]
-    workers = min(workers, len(tasks))
+    if ray is None:
+        workers = min(workers or 1, len(tasks))
 
     out = None
     if records is not None:
@@ -377,7 +385,16 @@ def run_tournament(
     bar = progress_bar(len(tasks), "tournament", enabled=progress)
     start = time.perf_counter()
     try:
-        if workers == 1:
+        if ray is not None:
+            from . import cluster
+            from .tournament_ray import play_on_ray
+
+            collect = lambda played: _collect(played, out, bar)  # noqa: E731
+            try:
+                results, workers = play_on_ray(schedule, agents, tasks, ray, workers, out is not None, collect)
+            except cluster.ClusterError as exc:
+                raise TournamentError(str(exc)) from None
+        elif workers == 1:
             played = map(_Runner(schedule, agents, out is not None).play, tasks)
             results = _collect(played, out, bar)
         else:

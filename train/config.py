@@ -286,12 +286,34 @@ def _read_yaml(p: Path) -> dict:
     return data
 
 
-def load_config(path=None, overrides: list[str] | tuple = ()) -> TrainConfig:
-    """Read a YAML file (or start from defaults), apply ``key=value`` overrides, validate."""
+#: the ``trainer`` key of a config: which trainer reads it (absent: ``sb3``, this module's TrainConfig;
+#: ``rllib``: train/rllib_config.py)
+TRAINERS = ("sb3", "rllib")
+
+
+def read_data(path=None, overrides: list[str] | tuple = ()) -> dict:
+    """The mapping of a YAML file (or an empty one) with ``key=value`` overrides applied, unchecked."""
     data: dict = {} if path is None else _read_yaml(Path(path))
     for text in overrides:
         key, value = parse_override(text)
         _set_path(data, key, value)
+    return data
+
+
+def trainer_of(data: dict) -> str:
+    """The config's ``trainer`` (``sb3`` when absent); ``ConfigError`` for an unknown one."""
+    trainer = data.get("trainer", "sb3")
+    if trainer not in TRAINERS:
+        raise ConfigError(f"trainer: must be one of {', '.join(TRAINERS)}, got {trainer!r}")
+    return trainer
+
+
+def load_config(path=None, overrides: list[str] | tuple = ()) -> TrainConfig:
+    """Read a YAML file (or start from defaults), apply ``key=value`` overrides, validate."""
+    data = read_data(path, overrides)
+    if trainer_of(data) != "sb3":
+        raise ConfigError(f"{path or 'config'} is a config of the {data['trainer']} trainer (train/rllib_config.py)")
+    data.pop("trainer", None)
     config = from_dict(TrainConfig, data)
     if "ppo" in data:  # merge over the defaults, so a file may set a few PPO keys only
         config.ppo = {**TrainConfig().ppo, **config.ppo}
@@ -303,28 +325,17 @@ def validate(config: TrainConfig) -> None:
     """Checks that need more than types: ranges, known choices, agent specs, MaskablePPO values.
 
     ``config.ppo`` is normalised in place (``n_steps: 128.0`` -> 128, ``"3e-4"`` -> 0.0003)."""
-    try:
-        rules = config.game.rules()
-        config.game.episode_spec()
-    except ValueError as exc:
-        raise ConfigError(f"game: {exc}") from None
+    check_game_and_pool(config.game, config.pool)
     if not (0 <= config.seed < 2**32):
         raise ConfigError(f"seed: must be an integer in [0, 2**32), got {config.seed}")
     if not re.fullmatch(r"cpu|cuda|cuda:\d+|mps|auto", config.device):
         raise ConfigError(f"device: must be cpu, cuda, cuda:N, mps or auto, got {config.device!r}")
-    weights = list(config.pool.heuristics.values())
     checks = [
         (config.total_steps >= 1, "total_steps must be at least 1"),
         (config.n_envs >= 1, "n_envs must be at least 1"),
         (config.vec_env in ("subproc", "dummy"), "vec_env must be subproc or dummy"),
         (config.torch_threads >= 1, "torch_threads must be at least 1"),
         (config.checkpoint_every >= 1, "checkpoint_every must be at least 1"),
-        (math.isfinite(config.game.reward_scale) and config.game.reward_scale > 0, "game.reward_scale must be a finite number > 0"),
-        (math.isfinite(config.pool.self_play) and config.pool.self_play >= 0, "pool.self_play must be a finite number >= 0"),
-        (all(math.isfinite(w) and w >= 0 for w in weights), "pool.heuristics weights must be finite numbers >= 0"),
-        (sum(weights) > 0, "pool.heuristics needs at least one agent with a positive weight"),
-        (config.pool.snapshot_every >= 1, "pool.snapshot_every must be at least 1"),
-        (config.pool.max_snapshots >= 0, "pool.max_snapshots must be >= 0"),
         (config.net.activation in ("tanh", "relu"), "net.activation must be tanh or relu"),
         (config.net.policy in ("scorer", "mlp"), "net.policy must be scorer or mlp"),
         (config.net.scorer_width >= 1, "net.scorer_width must be at least 1"),
@@ -342,19 +353,40 @@ def validate(config: TrainConfig) -> None:
     for ok, message in checks:
         if not ok:
             raise ConfigError(message)
-    for spec in config.pool.heuristics:
-        _check_agent(spec, "pool.heuristics")
     for spec in config.eval.opponents:
         _check_agent(spec, "eval.opponents")
     if config.imitate.teacher:
         _check_agent(config.imitate.teacher, "imitate.teacher")
-    if config.pool.partner not in ("pool", "learner"):
+    config.ppo = _check_ppo(config.ppo, config.n_envs)
+
+
+def check_game_and_pool(game, pool: PoolConfig) -> None:
+    """The checks of ``game`` and ``pool`` that need more than types (both trainers' configs have them)."""
+    try:
+        rules = game.rules()
+        game.episode_spec()
+    except ValueError as exc:
+        raise ConfigError(f"game: {exc}") from None
+    weights = list(pool.heuristics.values())
+    checks = [
+        (math.isfinite(game.reward_scale) and game.reward_scale > 0, "game.reward_scale must be a finite number > 0"),
+        (math.isfinite(pool.self_play) and pool.self_play >= 0, "pool.self_play must be a finite number >= 0"),
+        (all(math.isfinite(w) and w >= 0 for w in weights), "pool.heuristics weights must be finite numbers >= 0"),
+        (sum(weights) > 0, "pool.heuristics needs at least one agent with a positive weight"),
+        (pool.snapshot_every >= 1, "pool.snapshot_every must be at least 1"),
+        (pool.max_snapshots >= 0, "pool.max_snapshots must be >= 0"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ConfigError(message)
+    for spec in pool.heuristics:
+        _check_agent(spec, "pool.heuristics")
+    if pool.partner not in ("pool", "learner"):
         if not rules.partnerships:
             raise ConfigError("pool.partner applies to partnership games only")
-        _check_agent(config.pool.partner, "pool.partner")
-    if config.pool.partner == "learner" and not rules.partnerships:
+        _check_agent(pool.partner, "pool.partner")
+    if pool.partner == "learner" and not rules.partnerships:
         raise ConfigError("pool.partner=learner needs a partnership game")
-    config.ppo = _check_ppo(config.ppo, config.n_envs)
 
 
 def _check_agent(spec, key: str) -> None:
@@ -454,21 +486,21 @@ def _flatten(data: dict, prefix: str = "") -> dict:
     return out
 
 
-def resume_changes(saved: TrainConfig, new: TrainConfig) -> list[str]:
-    """The keys ``new`` changes of ``saved``; ``ConfigError`` if one may not change on resume
-    (the game, the network, the PPO settings, the seed, the name, pool.partner)."""
+def resume_changes(saved, new, resumable: tuple[str, ...] = RESUMABLE) -> list[str]:
+    """The keys ``new`` changes of ``saved`` (configs of one trainer); ``ConfigError`` if one may not
+    change on resume (the game, the network, the PPO settings, the seed, the name, pool.partner)."""
     before, after = _flatten(dataclasses.asdict(saved)), _flatten(dataclasses.asdict(new))
     changed = [k for k in dict.fromkeys([*before, *after]) if before.get(k, "<unset>") != after.get(k, "<unset>")]
-    refused = [k for k in changed if not any(k == r or k.startswith(r + ".") for r in RESUMABLE)]
+    refused = [k for k in changed if not any(k == r or k.startswith(r + ".") for r in resumable)]
     if refused:
         shown = ", ".join(f"{k} ({before.get(k, '<unset>')!r} -> {after.get(k, '<unset>')!r})" for k in refused)
         raise ConfigError(
             f"{shown} cannot change on resume: a resumed run keeps its game, network, ppo settings, seed and name; "
-            f"only {', '.join(k + ('.*' if k == 'eval' else '') for k in RESUMABLE)} may change"
+            f"only {', '.join(k + ('.*' if k == 'eval' else '') for k in resumable)} may change"
         )
     return changed
 
 
-def to_yaml(config: TrainConfig) -> str:
+def to_yaml(config) -> str:
     """The resolved configuration as YAML (saved beside the model)."""
     return yaml.safe_dump(dataclasses.asdict(config), sort_keys=False)

@@ -31,8 +31,15 @@ class ExportError(ValueError):
     """The model cannot be exported (unreadable, or not a policy this project knows)."""
 
 
-def _actor_module(policy):
+def masked_outputs(logits, action_mask):
+    """The graph's outputs from the raw ``logits``: them, masked (illegal = ``MASKED``), the legal argmax."""
     import torch
+
+    masked = torch.where(action_mask > 0.5, logits, torch.full_like(logits, MASKED))
+    return logits, masked, torch.argmax(masked, dim=-1)
+
+
+def _actor_module(policy):
     from torch import nn
 
     class Actor(nn.Module):
@@ -44,18 +51,13 @@ def _actor_module(policy):
 
         def forward(self, observation, action_mask):
             latent = self.extractor.forward_actor(self.features(observation))
-            logits = self.action_net(latent)
-            masked = torch.where(action_mask > 0.5, logits, torch.full_like(logits, MASKED))
-            return logits, masked, torch.argmax(masked, dim=-1)
+            return masked_outputs(self.action_net(latent), action_mask)
 
     return Actor().eval()
 
 
 def export_onnx(model_path, out_path, opset: int = 17) -> dict:
     """Write ``out_path`` (ONNX) from an SB3 MaskablePPO zip; return the metadata written."""
-    import onnx
-    import torch
-
     from agents.policy import PolicyFileError, check_layout, read_zip_metadata
 
     model_path = Path(model_path)
@@ -80,7 +82,18 @@ def export_onnx(model_path, out_path, opset: int = 17) -> dict:
             Rules.from_dict(metadata["rules"])
         except (TypeError, ValueError) as exc:
             raise ExportError(f"{model_path}: the 'rules' in its metadata are not valid rules: {exc}") from None
-    actor = _actor_module(model.policy)
+    source = {"obs_version": metadata.get("obs_version", OBS_VERSION), "rules": metadata.get("rules"), "source": model_path.name}
+    return write_onnx(_actor_module(model.policy), obs_size, source, out_path, opset)
+
+
+
+def write_onnx(actor, obs_size: int, about: dict, out_path, opset: int = 17, producer: str = "allfives export") -> dict:
+    """Trace ``actor`` (``(observation, action_mask) -> (logits, masked_logits, action)``) into the ONNX
+    contract of docs/frontends.md at ``out_path`` (atomically), with the metadata built from ``about``
+    (``obs_version``, ``rules``, ``source``); return the metadata written."""
+    import onnx
+    import torch
+
     obs = torch.zeros((1, obs_size), dtype=torch.float32)
     mask = torch.ones((1, NUM_ACTIONS), dtype=torch.float32)
     out_path = Path(out_path)
@@ -100,12 +113,12 @@ def export_onnx(model_path, out_path, opset: int = 17) -> dict:
             dynamo=False,
         )
     info = {
-        "obs_version": str(metadata.get("obs_version", OBS_VERSION)),
+        "obs_version": str(about["obs_version"]),
         "obs_size": str(obs_size),
         "num_actions": str(NUM_ACTIONS),
-        "rules": json.dumps(metadata.get("rules")),
-        "source": model_path.name,
-        "producer": "allfives export",
+        "rules": json.dumps(about.get("rules")),
+        "source": about["source"],
+        "producer": producer,
         "inputs": "observation float32 [N, obs_size]; action_mask float32 [N, num_actions] (1 = legal)",
         "outputs": "logits [N, num_actions]; masked_logits (illegal = -1e9); action int64 [N]",
     }

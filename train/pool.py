@@ -1,8 +1,9 @@
 """The opponent pool of self-play: heuristic agents plus frozen snapshots of the learner.
 
-Snapshots are the learner's actor saved as ``.npz`` (numpy only), so the environment processes
-load them in milliseconds without torch. The pool hands the environments agent specs
-(``greedy``, ``ppo:runs/x/pool/snap_000050000.npz``) with their sampling weights: the heuristics
+Snapshots are the learner's actor saved as ``.npz`` (numpy only; the SB3 trainer) or as ONNX
+(the RLlib trainer), so the environment processes load them in milliseconds without torch. The
+pool hands the environments agent specs (``greedy``, ``ppo:runs/x/pool/snap_000050000.npz``,
+``onnx:runs/y/pool/snap_000050000.onnx``) with their sampling weights: the heuristics
 keep their configured weights and ``self_play`` is shared evenly by the snapshots kept.
 """
 
@@ -30,16 +31,18 @@ class OpponentPool:
         weights = list(self.heuristics.values())
         if self.snapshots and self.self_play > 0:
             share = self.self_play / len(self.snapshots)
-            specs += [f"ppo:{path}" for path in self.snapshots]
+            specs += [f"{'onnx' if path.endswith('.onnx') else 'ppo'}:{path}" for path in self.snapshots]
             weights += [share] * len(self.snapshots)
         return specs, weights
 
-    def add_snapshot(self, policy: NumpyPolicy, steps: int) -> str | None:
-        """Save the learner's actor and add it to the pool; returns its path (None if snapshots are off)."""
+    def add_snapshot(self, policy: NumpyPolicy, steps: int, suffix: str = ".npz") -> str | None:
+        """Save the learner's actor (``policy.save(path)``) and add it to the pool; returns its path (None if
+        snapshots are off). ``suffix``: ``.npz`` (a ``NumpyPolicy``, the ``ppo`` agent) or ``.onnx`` (an
+        exported graph, the ``onnx`` agent)."""
         if self.max_snapshots <= 0 or self.self_play <= 0:
             return None
         self.directory.mkdir(parents=True, exist_ok=True)
-        path = str(self.directory / f"snap_{steps:010d}.npz")
+        path = str(self.directory / f"snap_{steps:010d}{suffix}")
         policy.save(path)
         self.snapshots.append(path)
         while len(self.snapshots) > self.max_snapshots:

@@ -8,8 +8,9 @@ from .common import CLIError, print_json_line
 
 
 def add_parser(sub, name: str) -> None:
-    p = sub.add_parser(name, help="export a trained MaskablePPO policy to ONNX (see docs/frontends.md)")
-    p.add_argument("model", help="the model zip written by allfives train (final.zip, best.zip, models/*.zip)")
+    p = sub.add_parser(name, help="export a trained policy (MaskablePPO, or RLlib PPO) to ONNX (see docs/frontends.md)")
+    p.add_argument("model", help="the model zip written by allfives train (final.zip, best.zip, models/*.zip); for the "
+                   "rllib trainer, a run folder (its latest checkpoint) or a checkpoint folder (RUN/checkpoints/step_N)")
     p.add_argument("--out", help="the ONNX file to write (default: MODEL with .onnx)")
     p.add_argument("--force", action="store_true", help="overwrite the ONNX file if it exists (default: refuse)")
     p.add_argument("--opset", type=int, default=17, help="ONNX opset (default %(default)s)")
@@ -37,8 +38,15 @@ def run(args) -> int:
     from train.export import ExportError, export_onnx
     from train.parity import check_parity
 
+    if model.is_dir():
+        from train.rllib_export import check_rllib_parity as check_parity, export_rllib as export_onnx, rllib_checkpoint
+
+        try:
+            model = rllib_checkpoint(model)
+        except ExportError as exc:
+            raise CLIError(str(exc)) from None
     try:
-        info = export_onnx(args.model, out, opset=args.opset)
+        info = export_onnx(model, out, opset=args.opset)
     except ExportError as exc:
         raise CLIError(str(exc)) from None
     except OSError as exc:
@@ -46,7 +54,7 @@ def run(args) -> int:
     print(f"wrote {out} (OBS_VERSION {info['obs_version']}, inputs: observation, action_mask; outputs: logits, masked_logits, action)")
     result = {"onnx": str(out), "obs_version": int(info["obs_version"])}
     if args.check > 0:
-        parity = check_parity(args.model, out, count=args.check)
+        parity = check_parity(model, out, count=args.check)
         result.update(parity)
         print(
             f"parity on {parity['observations']} observations: max |logit difference| {parity['max_abs_diff']:.2e}, "

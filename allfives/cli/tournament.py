@@ -16,7 +16,8 @@ def add_parser(sub, name: str) -> None:
         description="Play every pairing of agents (every group in 3-4 player cut-throat games) and rate them.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="example: allfives tournament --players 2 --agents random,greedy,ismcts:iters=200,rollout=greedy "
-        "--games 1000 --seed 1 --workers 4 --out results/",
+        "--games 1000 --seed 1 --workers 4 --out results/\n"
+        "         allfives tournament --agents greedy,ismcts:iters=100 --games 2000 --seed 1 --ray auto --out results/",
     )
     add_rules_args(p)
     p.add_argument(
@@ -35,7 +36,13 @@ def add_parser(sub, name: str) -> None:
         default=True,
         help="replay every deal with the seats rotated, so the luck of the deal cancels (default on)",
     )
-    p.add_argument("--workers", type=int, default=1, help="processes that play games (default 1)")
+    p.add_argument("--workers", type=int, help="processes that play games (default 1); with --ray: chunks of games in flight "
+                   "(default: the cluster's CPUs; for a local Ray, also its CPUs)")
+    p.add_argument(
+        "--ray", nargs="?", const="local", metavar="ADDRESS",
+        help="play the games as Ray tasks (docs/scale.md): no ADDRESS starts a local Ray, 'auto' joins the cluster "
+        "of RAY_ADDRESS, HOST:PORT that one; the results are the same as without (needs .[scale])",
+    )
     p.add_argument(
         "--max-hands", type=int, default=DEFAULT_MAX_HANDS,
         help="stop a game still undecided after this many hands and rank it by the scores (default %(default)s)",
@@ -63,6 +70,7 @@ def _check_policies(specs, rules) -> None:
 
 def run(args) -> int:
     from agents import available
+    from agents.cluster import ClusterError, check_address, import_ray
     from agents.tournament import TournamentError, check_specs, run_tournament, split_agent_specs
 
     rules = rules_from_args(args)
@@ -72,11 +80,14 @@ def run(args) -> int:
                        f"available: {available()}")
     if args.games < 1:
         raise CLIError("--games must be at least 1")
-    if args.workers < 1:
+    if args.workers is not None and args.workers < 1:
         raise CLIError("--workers must be at least 1")
     try:
         check_specs(specs)
-    except TournamentError as exc:
+        if args.ray is not None:
+            check_address(args.ray)
+            import_ray()
+    except (TournamentError, ClusterError) as exc:
         raise CLIError(str(exc)) from None
     _check_policies(specs, rules)
 
@@ -98,6 +109,7 @@ def run(args) -> int:
             seed=args.seed,
             duplicate=args.duplicate,
             workers=args.workers,
+            ray=args.ray,
             max_hands=args.max_hands,
             progress=True,
             records=records,

@@ -1,4 +1,8 @@
-"""``allfives train``: train a bot from a YAML config, evaluate it against the baselines, resume runs."""
+"""``allfives train``: train a bot from a YAML config, evaluate it against the baselines, resume runs.
+
+The config's ``trainer`` key picks the trainer: absent or ``sb3``, SB3's MaskablePPO (train/train.py);
+``rllib``, RLlib's PPO on Ray (train/rllib.py, docs/scale.md). Both take the same flags.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from .common import CLIError
 
 
 def add_parser(sub, name: str) -> None:
-    p = sub.add_parser(name, help="train a bot with self-play MaskablePPO from a YAML config")
+    p = sub.add_parser(name, help="train a bot with self-play MaskablePPO (or RLlib PPO: trainer: rllib) from a YAML config")
     p.add_argument("--config", help="YAML config (see configs/); with --resume the run's saved config is used, and a --config given must agree with it")
     p.add_argument("--run-dir", help="where checkpoints, TensorBoard logs and models go (default runs/NAME)")
     p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint of --run-dir, with its saved config")
@@ -19,14 +23,30 @@ def add_parser(sub, name: str) -> None:
     p.set_defaults(run=run)
 
 
+def _trainer(args, overrides) -> str:
+    """``sb3`` or ``rllib``: the ``trainer`` key of the config (on a resume: of the run's saved config)."""
+    from train.config import read_data, trainer_of
+
+    if args.resume and args.run_dir and (Path(args.run_dir) / "config.yaml").is_file():
+        return trainer_of(read_data(Path(args.run_dir) / "config.yaml"))
+    return trainer_of(read_data(args.config, overrides)) if args.config else "sb3"
+
+
 def run(args) -> int:
     from train.checkpoint import CheckpointError
     from train.config import ConfigError, load_config
-    from train.train import check_run_dir, resume_config, train
 
     overrides = list(args.overrides)
     if args.seed is not None:
         overrides.append(f"seed={args.seed}")
+    try:
+        if _trainer(args, overrides) == "rllib":
+            from train.rllib import check_run_dir, resume_config, train_rllib as train
+            from train.rllib_config import load_rllib_config as load_config
+        else:
+            from train.train import check_run_dir, resume_config, train
+    except ConfigError as exc:
+        raise CLIError(str(exc)) from None
     try:
         if args.resume:
             if not args.run_dir:
@@ -40,8 +60,9 @@ def run(args) -> int:
             config = load_config(args.config, overrides)
             run_dir = args.run_dir or str(Path("runs") / config.name)
             check_run_dir(run_dir, resume=False)
-        card = train(config, run_dir, resume=args.resume, progress_bar=not args.no_progress)
+        card = train(config, run_dir, args.resume, not args.no_progress)
     except (ConfigError, CheckpointError) as exc:
         raise CLIError(str(exc)) from None
-    print(f"trained {card['steps']} steps in {card['wall_seconds']:.0f} s; models in {run_dir} (final.zip, best.zip, card.json)")
+    files = "final.onnx, checkpoints/, card.json" if card.get("trainer") == "rllib" else "final.zip, best.zip, card.json"
+    print(f"trained {card['steps']} steps in {card['wall_seconds']:.0f} s; models in {run_dir} ({files})")
     return 0

@@ -1,0 +1,101 @@
+"""Tournaments on Ray (``--ray``): the same results as local workers, a killed worker changes nothing, clear errors."""
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+
+import pytest
+from helpers import run_cli
+
+from agents.cluster import ClusterError, check_address, import_ray
+from agents.tournament import TournamentError, run_tournament
+from allfives_env.engine import Rules
+
+TIMINGS = ("seconds", "games_per_s")
+
+
+def without_timings(results: dict) -> dict:
+    return {k: v for k, v in results.items() if k not in TIMINGS}
+
+
+@pytest.mark.slow
+def test_a_ray_tournament_writes_the_results_of_local_workers(tmp_path):
+    pytest.importorskip("ray")
+    common = ["tournament", "--agents", "random,greedy,onnx:allfives_2p", "--games", "8", "--seed", "3", "--target", "100"]
+    local = run_cli(*common, "--workers", "2", "--out", tmp_path / "local", timeout=300)
+    on_ray = run_cli(*common, "--ray", "--workers", "2", "--out", tmp_path / "ray", timeout=300)
+    assert local.returncode == 0, local.stderr[-2000:]
+    assert on_ray.returncode == 0, on_ray.stderr[-2000:]
+    a, b = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("local", "ray"))
+    assert without_timings(a) == without_timings(b) and b["games"] == 3 * 8
+    assert (tmp_path / "local" / "games.jsonl").read_text() == (tmp_path / "ray" / "games.jsonl").read_text()
+
+
+def _kill_one_running_chunk(killed: list, stop: threading.Event) -> None:
+    """SIGKILL the first Ray worker process seen playing a chunk (its title is ``ray::_play_chunk``)."""
+    while not stop.is_set() and not killed:
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    title = f.read().split(b"\0")[0]
+            except OSError:
+                continue
+            if title == b"ray::_play_chunk":
+                os.kill(int(pid), signal.SIGKILL)
+                killed.append(int(pid))
+                return
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the Ray worker processes in /proc")
+def test_a_worker_killed_mid_run_loses_and_double_counts_no_game():
+    pytest.importorskip("ray")
+    agents, rules = ["greedy", "ismcts:iters=20"], Rules.make(target_score=100)
+    expected = run_tournament(agents, rules, games=30, seed=2, workers=2)
+    killed, stop = [], threading.Event()
+    killer = threading.Thread(target=_kill_one_running_chunk, args=(killed, stop), daemon=True)
+    killer.start()
+    try:
+        result = run_tournament(agents, rules, games=30, seed=2, ray="local", workers=2)
+    finally:
+        stop.set()
+        killer.join()
+    assert killed, "no Ray worker was seen playing a chunk"
+    assert [r.game for r in result.results] == list(range(30)), "every game once, in schedule order"
+    assert result.results == expected.results
+    assert without_timings(result.to_dict()) == without_timings(expected.to_dict())
+
+
+def test_bad_ray_addresses_and_a_missing_ray_are_one_clear_line(monkeypatch):
+    for address in ("local", "auto", "10.0.0.1:6379", "ray://head:10001"):
+        assert check_address(address) == address
+    with pytest.raises(ClusterError, match=r"bad Ray address 'head'.*HOST:PORT"):
+        check_address("head")
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ClusterError, match=r"needs ray.*\.\[scale\]"):
+        import_ray()
+    with pytest.raises(TournamentError, match=r"needs ray.*\.\[scale\]"):
+        run_tournament(["random", "greedy"], games=2, ray="local")
+
+
+def test_the_cli_refuses_a_bad_ray_address_before_playing():
+    result = run_cli("tournament", "--agents", "random,greedy", "--games", "2", "--seed", "1", "--ray", "no address", timeout=120)
+    assert result.returncode == 2 and result.stderr.startswith("error: bad Ray address 'no address'")
+    result = run_cli("tournament", "--agents", "random,greedy", "--games", "2", "--seed", "1", "--ray", "127.0.0.1:1", timeout=120)
+    assert result.returncode == 2 and "error: no Ray cluster at 127.0.0.1:1" in result.stderr
+
+
+@pytest.mark.slow
+def test_an_agent_that_fails_on_ray_stops_the_tournament_with_its_own_message(tmp_path):
+    pytest.importorskip("ray")
+    bad = tmp_path / "bad.zip"
+    bad.write_text("not a model")
+    with pytest.raises(TournamentError) as local:
+        run_tournament(["random", f"ppo:{bad}"], games=2, workers=1)
+    with pytest.raises(TournamentError) as on_ray:
+        run_tournament(["random", f"ppo:{bad}"], games=2, ray="local", workers=2)
+    assert str(on_ray.value) == str(local.value) and "not a readable policy file" in str(on_ray.value)
