@@ -42,7 +42,7 @@ from .base import Agent
 from .belief import determinize
 from .greedy import greedy_action
 from .policy import NumpyPolicy
-from .registry import AGENTS, check_options, policy_file
+from .registry import AGENTS, check_options, option_file
 
 #: the rollout policies: the ``rollout`` option's choices in ``agents.registry.AGENTS``
 ROLLOUTS = AGENTS["ismcts"].options["rollout"].choices
@@ -227,5 +227,5 @@ def load_policy(text: str):
     if text.lower().endswith(".onnx"):
         from .onnx_agent import OnnxPolicy
 
-        return OnnxPolicy(policy_file("onnx", text))
-    return NumpyPolicy.load(policy_file("ppo", text))
+        return OnnxPolicy(option_file(text))
+    return NumpyPolicy.load(option_file(text))

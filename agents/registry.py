@@ -22,12 +22,14 @@ from .base import Agent, FunctionAgent
 @dataclass(frozen=True)
 class Option:
     """An agent option's type and the values it takes: numbers are finite, at least ``min`` (or,
-    with ``above``, strictly more than it); ``choices`` lists the values of a string option."""
+    with ``above``, strictly more than it); ``choices`` lists the values of a string option;
+    ``policy`` marks a string that names a policy file (or a shipped model: ``option_file``)."""
 
     type: type
     min: float | None = None
     above: bool = False
     choices: tuple = ()
+    policy: bool = False
 
     def describe(self) -> str:
         """``int>=1``, ``float>0``, ``greedy|random``, ``float``: for ``available()``."""
@@ -86,7 +88,7 @@ AGENTS: dict[str, AgentType] = {
             "seconds": Option(float, min=0, above=True),  # a time budget instead of iters (default: none)
             "rollout": Option(str, choices=("greedy", "random")),
             "c": Option(float, min=0),
-            "policy": Option(str),  # a policy file or shipped model: its move probabilities are the root's prior
+            "policy": Option(str, policy=True),  # its move probabilities are the root's prior
             "cpuct": Option(float, min=0),
             "temp": Option(float, min=0, above=True),
             "guide": Option(str, choices=("root", "tree")),
@@ -204,6 +206,33 @@ def policy_file(name: str, path: str) -> str:
         return str(model_path(path, kind))
     except FileNotFoundError:
         return path  # the agent reports the missing file as before
+
+
+def option_file(value: str) -> str:
+    """The file a policy option (``Option.policy``) opens: an ``.onnx`` path, else a ``.zip``/``.npz``
+    path or a shipped model's zip (``policy_file``)."""
+    return policy_file("onnx" if value.lower().endswith(".onnx") else "ppo", value)
+
+
+def spec_files(spec: str) -> list[str]:
+    """The policy files agent ``spec`` opens: a path agent's file, the files its policy options name."""
+    name, options = parse_spec(spec)
+    if AGENTS[name].takes_path:
+        return [options]
+    kinds = AGENTS[name].options
+    return [option_file(v) for k, v in options.items() if kinds[k].policy and v]
+
+
+def with_absolute_files(spec: str) -> str:
+    """``spec`` with every policy file it opens as an absolute path (for workers in other folders)."""
+    name, options = parse_spec(spec)
+    if AGENTS[name].takes_path:
+        return f"{name}:{os.path.abspath(options)}"
+    kinds = AGENTS[name].options
+    if not any(kinds[k].policy for k in options):
+        return spec
+    items = [f"{k}={os.path.abspath(option_file(v)) if kinds[k].policy and v else v}" for k, v in options.items()]
+    return f"{name}:{','.join(items)}"
 
 
 def make_agent(spec, seed: int | None = None) -> Agent:

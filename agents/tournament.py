@@ -25,7 +25,7 @@ from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
 from allfives_env.progress import progress as progress_bar
 
 from .base import Agent
-from .registry import AGENTS, make_agent, parse_spec
+from .registry import AGENTS, make_agent, parse_spec, spec_files
 from .tournament_stats import GameResult, summarize
 
 RESULT_FORMAT = "allfives-tournament/1"
@@ -62,11 +62,12 @@ def check_specs(specs: Sequence[str]) -> None:
     """Raise ``TournamentError`` for an unknown agent, a bad option or a missing policy file."""
     for spec in specs:
         try:
-            name, options = parse_spec(spec)
+            files = spec_files(spec)
         except ValueError as exc:
             raise TournamentError(str(exc)) from None
-        if AGENTS[name].takes_path and not os.path.exists(options):
-            raise TournamentError(f"agent {spec!r}: policy file not found: {options}")
+        for path in files:
+            if not os.path.exists(path):
+                raise TournamentError(f"agent {spec!r}: policy file not found: {path}")
 
 
 def agent_labels(agents: Sequence) -> list[str]:

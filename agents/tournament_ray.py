@@ -11,13 +11,12 @@ chunks are in flight. Ray is imported only here, and only when a tournament asks
 from __future__ import annotations
 
 import importlib
-import os
 import uuid
 
 import allfives_env
 
 from . import cluster
-from .registry import AGENTS, parse_spec
+from .registry import AGENTS, parse_spec, with_absolute_files
 
 #: how often Ray runs a chunk again after its worker died (application errors are not retried)
 MAX_RETRIES = 3
@@ -39,10 +38,10 @@ def _play_chunk(token: str, setup, tasks: list[tuple[int, int]]) -> list:
 
 
 def resolve(spec: str) -> str:
-    """What a worker builds for ``spec``: a policy agent's file by its absolute path, so that a relative
-    path or a shipped model's name (``onnx:allfives_2p``) means the driver's file on every node."""
-    name, options = parse_spec(spec)
-    return f"{name}:{os.path.abspath(options)}" if AGENTS[name].takes_path else spec
+    """What a worker builds for ``spec``: every policy file by its absolute path, so that a relative
+    path or a shipped model's name (``onnx:allfives_2p``, ``ismcts:policy=allfives_2p``) means the
+    driver's file on every node."""
+    return with_absolute_files(spec)
 
 
 def play_on_ray(schedule, specs, tasks, address: str, workers: int | None, keep_records: bool, collect) -> tuple[list, int]:

@@ -1,5 +1,7 @@
 """``ismcts:policy=...``: the search guided by a trained network's move probabilities at the root."""
 
+import os
+
 import pytest
 
 from agents import make_agent
@@ -85,3 +87,20 @@ def test_bad_policies_are_named():
     guided = make_agent(GUIDED)
     with pytest.raises(PolicyPlayersError, match="trained for 2 players"):
         check_policy_players(guided, Rules.make(num_players=4))
+
+
+def test_policy_files_of_a_spec_are_checked_and_made_absolute(tmp_path, monkeypatch):
+    from agents.registry import spec_files, with_absolute_files
+    from agents.tournament import TournamentError, check_specs
+    from agents.tournament_ray import resolve
+
+    shipped = spec_files("ismcts:policy=allfives_2p")[0]
+    assert shipped.endswith("allfives_2p.zip") and os.path.isabs(shipped)
+    assert spec_files("ismcts:iters=5") == [] and spec_files("ppo:models/x.zip") == ["models/x.zip"]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.onnx").write_bytes(b"")
+    spec = "ismcts:iters=5,policy=m.onnx,cpuct=2.0"
+    assert with_absolute_files(spec) == resolve(spec) == f"ismcts:iters=5,policy={tmp_path / 'm.onnx'},cpuct=2.0"
+    assert with_absolute_files("ismcts:iters=5") == "ismcts:iters=5"
+    with pytest.raises(TournamentError, match="agent 'ismcts:policy=gone.zip': policy file not found: gone.zip"):
+        check_specs(["ismcts:policy=gone.zip"])
