@@ -2,6 +2,7 @@
 record ``allfives replay`` accepts, sessions (ids, cap, expiry, one request at a time), clear 4xx
 errors, the page's files, and ``allfives serve --ui`` from the command line."""
 
+import io
 import json
 import random
 import re
@@ -224,3 +225,13 @@ def test_cli_serves_the_page_and_checks_its_flags():
                           (("--ui", "--ui-idle", "0"), "--ui-idle must be more than 0")]:
         out = run_cli("serve", *args, cwd=ROOT, timeout=60)
         assert out.returncode == 2 and message in out.stderr, (args, out.stderr)
+
+
+def test_the_request_log_never_prints_a_game_id():
+    stream = io.StringIO()
+    with web_server(quiet=False, log=stream) as (server, _):
+        status, state, _ = call(server, "POST", "/api/games", {"rules": {"num_players": 2}, "bots": [None, "greedy"], "seed": 1})
+        assert status == 201
+        call(server, "GET", f"/api/games/{state['id']}")
+    text = stream.getvalue()
+    assert f"GET /api/games/{state['id'][:4]}... 200" in text and state["id"] not in text

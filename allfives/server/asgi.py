@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 import threading
 import time
@@ -200,6 +201,16 @@ def endpoint(path: str, handlers: dict[str, Handler], settings: Settings) -> Rou
     return Route(path, AnyMethod(answer), include_in_schema=False)
 
 
+#: a path segment that looks like a secret (a web game's id: ``secrets.token_urlsafe``)
+_SECRET_SEGMENT = re.compile(r"(?<=/)([A-Za-z0-9_-]{4})[A-Za-z0-9_-]{12,}(?=/|$)")
+
+
+def redact_path(path: str) -> str:
+    """``path`` for the log: a segment of 16 or more URL-safe characters (a game id, which is the
+    game's only key) keeps its first 4 and an ellipsis."""
+    return _SECRET_SEGMENT.sub(r"\1...", path)
+
+
 class RequestLog:
     """ASGI middleware: one log line per answered request (method, path, status, milliseconds)."""
 
@@ -218,7 +229,7 @@ class RequestLog:
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
                 ms = (time.perf_counter() - start) * 1000.0
-                path = scope.get("path", "-").encode("ascii", "backslashreplace").decode()[:200]
+                path = redact_path(scope.get("path", "-").encode("ascii", "backslashreplace").decode()[:200])
                 self.log.line(f"{scope.get('method', '-')} {path} {status[0]} {ms:.1f} ms")  # before answering: in order
             await send(message)
 
