@@ -16,14 +16,20 @@ from .service import PLAYOUTS
 ENDS = ["lead", *END_NAMES]
 
 
-_JSON_TYPES = {int: "integer", bool: "boolean", str: "string"}
+#: the JSON type of each Python type a rules option is given as (``engine.rules.Option.given``)
+JSON_TYPES = {int: "integer", bool: "boolean", str: "string"}
+
+
+def option_types(option: Option) -> list[str]:
+    """The JSON types a rules option takes (``["integer", "string"]`` for a count or a name)."""
+    return [JSON_TYPES[given] for given in getattr(option.given, "__args__", (option.given,))]
 
 
 def _option_schema(option: Option) -> dict:
     """The JSON Schema of one rules option, from ``engine.rules.OPTIONS``."""
     parts = []
-    for given in getattr(option.given, "__args__", (option.given,)):
-        part = {"type": _JSON_TYPES[given]}
+    for given, kind in zip(getattr(option.given, "__args__", (option.given,)), option_types(option)):
+        part = {"type": kind}
         if given is str and option.choices:
             part["enum"] = list(option.choices)
         if given is int and option.minimum is not None:

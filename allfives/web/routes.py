@@ -24,6 +24,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from allfives.server.asgi import Settings, encode_json, endpoint, read_json_body
+from allfives.server.schema import option_types
 from allfives.server.service import ApiError, json_type, parse_json
 from allfives_env.engine import Rules
 from allfives_env.engine.rules import OPTIONS
@@ -44,9 +45,8 @@ def _assets() -> dict[str, bytes]:
 
 def rules_options() -> list[dict]:
     """The rules options as the page builds its form from them."""
-    kinds = {int: "integer", bool: "boolean", str: "string"}
     return [
-        {"name": o.name, "help": o.help, "type": kinds.get(o.given, "integer or name"), "default": o.default,
+        {"name": o.name, "help": o.help, "type": " or ".join(option_types(o)), "default": o.default,
          "choices": list(o.choices), "minimum": o.minimum, "maximum": o.maximum}
         for o in OPTIONS
     ]
