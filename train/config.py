@@ -426,8 +426,13 @@ PPO_VALUES: dict[str, tuple[Any, Any, str]] = {
 
 
 def _ppo_value(key: str, value):
-    kind, in_range, wanted = PPO_VALUES[key]
-    error = ConfigError(f"ppo.{key}: must be {wanted}, got {value!r}")
+    return checked_value(f"ppo.{key}", value, *PPO_VALUES[key])
+
+
+def checked_value(name: str, value, kind, in_range, wanted: str):
+    """``value`` as a ``kind`` (``int``, ``float``, ``bool`` or ``float | None``) if ``in_range``
+    takes it, else ``ConfigError`` "NAME: must be WANTED, got VALUE"; numbers may be YAML text."""
+    error = ConfigError(f"{name}: must be {wanted}, got {value!r}")
     if kind is bool:
         if isinstance(value, bool):
             return value
@@ -484,6 +489,28 @@ def _flatten(data: dict, prefix: str = "") -> dict:
         else:
             out[name] = value
     return out
+
+
+#: a run's config as it was started, in the run directory (a resume continues with it)
+CONFIG_NAME = "config.yaml"
+
+
+def saved_run_config(run_dir, load):
+    """The config a run was started with, read by ``load`` (the trainer's loader) from
+    ``RUN/config.yaml``; ``ConfigError`` if it is missing."""
+    path = Path(run_dir) / CONFIG_NAME
+    if not path.is_file():
+        raise ConfigError(f"cannot resume {run_dir}: its saved config {path} is missing (a resumed run continues with the config it was started with)")
+    return load(path)
+
+
+def resumed_run_config(run_dir, load, config_path=None, overrides=(), resumable: tuple[str, ...] = RESUMABLE):
+    """The config of a resumed run: its saved config, or ``config_path``, with ``overrides``, read by
+    ``load``; ``ConfigError`` if that changes anything but ``resumable`` of the saved config."""
+    saved = saved_run_config(run_dir, load)
+    config = load(config_path if config_path is not None else Path(run_dir) / CONFIG_NAME, overrides)
+    resume_changes(saved, config, resumable)
+    return config
 
 
 def resume_changes(saved, new, resumable: tuple[str, ...] = RESUMABLE) -> list[str]:

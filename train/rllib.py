@@ -28,13 +28,12 @@ import allfives_env
 import agents
 
 from .checkpoint import CheckpointError, atomic_write
-from .config import ConfigError, resume_changes, to_yaml
+from .config import CONFIG_NAME, ConfigError, resume_changes, resumed_run_config, saved_run_config, to_yaml
 from .evaluate import evaluate, format_table
 from .pool import OpponentPool
 from .rllib_config import RESUMABLE, RLlibConfig, load_rllib_config
 from .rllib_export import METADATA_NAME, export_rllib
 
-CONFIG_NAME = "config.yaml"
 CHECKPOINTS = "checkpoints"
 LATEST = "latest.json"
 #: the id of the one module every learner seat maps to
@@ -239,17 +238,12 @@ def latest_checkpoint(run_dir) -> tuple[Path, dict]:
 
 def saved_config(run_dir) -> RLlibConfig:
     """The config a run was started with (``RUN/config.yaml``); ``ConfigError`` if it is missing."""
-    path = Path(run_dir) / CONFIG_NAME
-    if not path.is_file():
-        raise ConfigError(f"cannot resume {run_dir}: its saved config {path} is missing")
-    return load_rllib_config(path)
+    return saved_run_config(run_dir, load_rllib_config)
 
 
 def resume_config(run_dir, config_path=None, overrides=()) -> RLlibConfig:
     """The config of a resumed run: its saved config (or ``config_path``) with ``overrides``, checked."""
-    config = load_rllib_config(config_path if config_path is not None else Path(run_dir) / CONFIG_NAME, overrides)
-    resume_changes(saved_config(run_dir), config, RESUMABLE)
-    return config
+    return resumed_run_config(run_dir, load_rllib_config, config_path, overrides, RESUMABLE)
 
 
 def check_run_dir(run_dir, resume: bool) -> None:

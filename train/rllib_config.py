@@ -11,13 +11,15 @@ only (``config.resume_changes``).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from allfives_env.observation import OBS_SIZES
 
-from .config import ConfigError, GameConfig, PoolConfig, _check_agent, _number_or_text, check_game_and_pool, from_dict, read_data, trainer_of
+from .config import (
+    ConfigError, GameConfig, PoolConfig, _check_agent, _number_or_text, check_game_and_pool, checked_value, from_dict, read_data,
+    trainer_of,
+)
 
 
 @dataclass
@@ -143,17 +145,4 @@ def validate(config: RLlibConfig) -> None:
 def _ppo_value(key: str, value):
     if key not in PPO_VALUES:
         raise ConfigError(f"unknown key 'ppo.{key}'; the PPOConfig.training arguments a config may set: {', '.join(PPO_VALUES)}")
-    kind, in_range, wanted = PPO_VALUES[key]
-    value = _number_or_text(value)
-    error = ConfigError(f"ppo.{key}: must be {wanted}, got {value!r}")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise error
-    if kind is int:
-        if isinstance(value, float) and not value.is_integer():
-            raise error
-        value = int(value)
-    else:
-        value = float(value)
-    if not in_range(value):
-        raise error
-    return value
+    return checked_value(f"ppo.{key}", _number_or_text(value), *PPO_VALUES[key])

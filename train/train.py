@@ -22,13 +22,12 @@ import numpy as np
 from allfives_env.observation import OBS_SIZES
 
 from .checkpoint import CheckpointError, atomic_write, check_model, latest_checkpoint, load_model, load_state, save_checkpoint, set_rng_state
-from .config import ConfigError, TrainConfig, load_config, resume_changes, to_yaml
+from .config import CONFIG_NAME, ConfigError, TrainConfig, load_config, resume_changes, resumed_run_config, saved_run_config, to_yaml
 from .envs import make_env_fn
 from .evaluate import evaluate, format_table
 from .pool import OpponentPool
 
 #: the resolved config, saved in the run directory; a resume continues with it
-CONFIG_NAME = "config.yaml"
 #: the warm start's report per round (train/imitate.py), when the config has a teacher
 IMITATION_NAME = "imitation.json"
 
@@ -206,19 +205,13 @@ def check_device(device: str) -> None:
 
 def saved_config(run_dir) -> TrainConfig:
     """The config a run was started with (``RUN/config.yaml``); ``ConfigError`` if it is missing."""
-    path = Path(run_dir) / CONFIG_NAME
-    if not path.is_file():
-        raise ConfigError(f"cannot resume {run_dir}: its saved config {path} is missing (a resumed run continues with the config it was started with)")
-    return load_config(path)
+    return saved_run_config(run_dir, load_config)
 
 
 def resume_config(run_dir, config_path=None, overrides=()) -> TrainConfig:
     """The config of a resumed run: its saved config, or ``config_path``, with ``overrides``;
     ``ConfigError`` if that changes anything but ``config.RESUMABLE`` of the saved config."""
-    saved = saved_config(run_dir)
-    config = load_config(config_path if config_path is not None else Path(run_dir) / CONFIG_NAME, overrides)
-    resume_changes(saved, config)
-    return config
+    return resumed_run_config(run_dir, load_config, config_path, overrides)
 
 
 def check_run_dir(run_dir, resume: bool) -> None:
