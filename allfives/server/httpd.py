@@ -20,7 +20,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .asgi import MAX_BODY, Log, build_app, encode_json
-from .service import ANALYZE_SECONDS, ANALYZE_WORLDS, BotService
+from .service import BotService
 
 __all__ = ["BACKLOG", "MAX_BODY", "BotServer", "make_server"]
 
@@ -64,15 +64,10 @@ class BotServer:
         self,
         address: tuple[str, int],
         service: BotService,
-        *,
-        quiet: bool = False,
-        max_body: int = MAX_BODY,
-        cors: str | None = None,
-        log=None,
-        analyze_worlds: int = ANALYZE_WORLDS,
-        analyze_seconds: float = ANALYZE_SECONDS,
-        extra_routes=None,
+        **options,
     ) -> None:
+        """``options``: those of ``asgi.build_app`` (``quiet``, ``max_body``, ``cors``, ``log``,
+        ``analyze_worlds``, ``analyze_seconds``, ``extra_routes``), its one home."""
         host, port = address
         self.socket = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
         try:
@@ -84,8 +79,7 @@ class BotServer:
             raise
         self.server_address = self.socket.getsockname()
         self.service = service
-        self.app = build_app(service, url=lambda: self.url, quiet=quiet, max_body=max_body, cors=cors, log=log,
-                             analyze_worlds=analyze_worlds, analyze_seconds=analyze_seconds, extra_routes=extra_routes)
+        self.app = build_app(service, url=lambda: self.url, **options)
         protocol = functools.partial(JsonH11Protocol, log=self.app.log)
         config = uvicorn.Config(self.app, log_config=None, access_log=False, lifespan="off", http=protocol,
                                 proxy_headers=False, timeout_keep_alive=KEEP_ALIVE, timeout_graceful_shutdown=5,
