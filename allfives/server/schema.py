@@ -255,6 +255,16 @@ def openapi(server_url: str | None = None, policy: str | None = None) -> dict:
         content = {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}}
         return {"description": description, "content": content}
 
+    def post(summary: str, request: str, response: str, description: str) -> dict:
+        """A POST taking the JSON schema ``request``, answering ``response`` or an ``Error``."""
+        return {
+            "post": {
+                "summary": summary,
+                "requestBody": {"required": True, "content": body(request, "")["content"]},
+                "responses": {"200": body(response, description)} | {code: body("Error", text) for code, text in errors.items()},
+            }
+        }
+
     errors = {
         "400": "malformed JSON, not an object, unknown or duplicate fields, bad Content-Length",
         "408": "the body did not arrive in time",
@@ -288,28 +298,11 @@ def openapi(server_url: str | None = None, policy: str | None = None) -> dict:
                     "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {}}}},
                 }
             },
-            "/analyze": {
-                "post": {
-                    "summary": "every legal move's estimated value (and win chance) with 95% intervals, from sampled worlds",
-                    "requestBody": {
-                        "required": True,
-                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AnalyzeRequest"}}},
-                    },
-                    "responses": {"200": body("AnalyzeResponse", "the analysis")}
-                    | {code: body("Error", text) for code, text in errors.items()},
-                }
-            },
-            "/move": {
-                "post": {
-                    "summary": "the move for a seat's position",
-                    "requestBody": {
-                        "required": True,
-                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/MoveRequest"}}},
-                    },
-                    "responses": {"200": body("MoveResponse", "the chosen (legal) move")}
-                    | {code: body("Error", text) for code, text in errors.items()},
-                }
-            },
+            "/analyze": post(
+                "every legal move's estimated value (and win chance) with 95% intervals, from sampled worlds",
+                "AnalyzeRequest", "AnalyzeResponse", "the analysis",
+            ),
+            "/move": post("the move for a seat's position", "MoveRequest", "MoveResponse", "the chosen (legal) move"),
         },
         "components": {"schemas": schemas},
     }
