@@ -151,17 +151,7 @@ class ISMCTSAgent(Agent):
             node = root
             path = []
             if prior is not None:  # PUCT at the root: every root move is legal in every world
-                scale = cpuct * math.sqrt(root.visits + 1)
-                best = max(prior, key=lambda a: _puct(root.children.get(a), prior[a], scale))
-                node = root.children.get(best)
-                if node is None:
-                    node = root.children[best] = _Node(game.current_player)
-                    path.append(node)
-                    game.step(best)
-                    node = None
-                else:
-                    path.append(node)
-                    game.step(best)
+                node = _puct_step(root, prior, prior.__getitem__, cpuct * math.sqrt(root.visits + 1), game, path)
             while node is not None and not game.over:
                 actions = game.legal_actions()
                 player = game.current_player
@@ -169,19 +159,8 @@ class ISMCTSAgent(Agent):
                 if self.guide == "tree" and prior is not None and node.visits > 0 and len(actions) > 1:
                     if node.prior is None:
                         node.prior = self.prior(game.view(player))
-                    np_ = node.prior
-                    scale = cpuct * math.sqrt(node.visits)
-                    default = 1.0 / len(actions)
-                    best = max(actions, key=lambda a: _puct(children.get(a), np_.get(a, default), scale))
-                    child = children.get(best)
-                    if child is None:
-                        child = children[best] = _Node(player)
-                        path.append(child)
-                        game.step(best)
-                        break
-                    node = child
-                    path.append(node)
-                    game.step(best)
+                    known, default = node.prior, 1.0 / len(actions)
+                    node = _puct_step(node, actions, lambda a: known.get(a, default), cpuct * math.sqrt(node.visits), game, path)
                     continue
                 untried = [a for a in actions if a not in children]
                 if untried:
@@ -213,6 +192,19 @@ class ISMCTSAgent(Agent):
                 node.visits += 1
                 node.total += values[side_of[node.player]]
         return root
+
+
+def _puct_step(node: _Node, actions, prior, scale: float, game, path: list) -> _Node | None:
+    """Play the action of ``actions`` with the best PUCT score (``prior(action)`` its probability)
+    and add its child to ``path``: the child to walk on from, or ``None`` when it was just made."""
+    best = max(actions, key=lambda a: _puct(node.children.get(a), prior(a), scale))
+    child = node.children.get(best)
+    fresh = child is None
+    if fresh:
+        child = node.children[best] = _Node(game.current_player)
+    path.append(child)
+    game.step(best)
+    return None if fresh else child
 
 
 def _puct(child: _Node | None, p: float, scale: float) -> float:
