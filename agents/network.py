@@ -7,9 +7,16 @@ network, conditioned on the MLP's summary of the position:
 
     context = W_c h + b_c                       (h: the policy MLP output)
     logit_a = w_o . relu(W_f x_a + context) + b_o + (W_b h + b_b)_a
+
+Given the legal-action mask (training and sampling always have one), ``AllFivesPolicy`` scores only
+the legal actions (about 3 of 112 on average): the masked distribution, its gradients and the
+chosen actions are those of scoring all 112, and a PPO update costs about a third
+(tests/test_network.py). Without a mask (export, ``NumpyPolicy``) every action is scored.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
@@ -87,12 +94,37 @@ class ActionScorer(nn.Module):
             parts += [obs[:, o : o + NUM_ACTIONS].unsqueeze(-1) for o in af.LOOKAHEAD_OFFSETS]
         return torch.cat(parts, dim=-1)
 
-    def forward(self, latent: torch.Tensor) -> torch.Tensor:
+    def legal_features(self, obs: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        """``action_features(obs)`` at the actions ``idx`` only: ``(B, K, F)`` for ``idx`` ``(B, K)``."""
+        batch, k = idx.shape
+        mp, arm, unseen, hand = OFFSETS["move_points"], OFFSETS["arm_pip"], OFFSETS["unseen_pips"], OFFSETS["hand"]
+        points = obs[:, mp : mp + NUM_ACTIONS].gather(1, idx).unsqueeze(-1)
+        ends = self.end_of_action[idx].unsqueeze(-1).expand(batch, k, 7)
+        arm_pips = obs[:, arm : arm + 28].reshape(batch, 4, 7).gather(1, ends)
+        exposed = torch.einsum("bkp,bkpq->bkq", arm_pips, self.expose[idx])
+        unseen_exposed = (exposed * obs[:, None, unseen : unseen + 7]).sum(-1, keepdim=True)
+        mine = obs[:, hand : hand + 28] @ self.pip_of_tile / 7.0
+        mine_exposed = (exposed * mine.unsqueeze(1)).sum(-1, keepdim=True)
+        parts = [points, self.static[idx], exposed, unseen_exposed, mine_exposed]
+        if self.lookahead:
+            parts += [obs[:, o : o + NUM_ACTIONS].gather(1, idx).unsqueeze(-1) for o in af.LOOKAHEAD_OFFSETS]
+        return torch.cat(parts, dim=-1)
+
+    def forward(self, latent: torch.Tensor, legal: torch.Tensor | None = None) -> torch.Tensor:
+        """The 112 logits. With ``legal`` (a ``(B, 112)`` mask) only the legal actions are scored
+        (the most in the batch, ``K``, per row); the others get the base term alone, which masking
+        discards, so the masked distribution is the same at a fraction of the cost."""
         h = latent[:, : self.hidden_dim]
-        obs = latent[:, self.hidden_dim :]
-        x = self.action_features(obs)
-        scores = torch.relu(self.features(x) + self.context(h).unsqueeze(1))
-        return self.out(scores).squeeze(-1) + self.base(h)
+        obs = latent[:, self.hidden_dim :].detach()  # the raw observation: no parameter below it
+        base = self.base(h)
+        if legal is None:
+            x = self.action_features(obs)
+            return self.out(torch.relu(self.features(x) + self.context(h).unsqueeze(1))).squeeze(-1) + base
+        k = max(int(legal.sum(1).max()), 1)
+        idx = torch.argsort((~legal).to(torch.int8), dim=1, stable=True)[:, :k]
+        x = self.legal_features(obs, idx)
+        scores = self.out(torch.relu(self.features(x) + self.context(h).unsqueeze(1))).squeeze(-1)
+        return base.scatter_add(1, idx, scores)
 
 
 
@@ -101,6 +133,7 @@ class AllFivesPolicy(MaskableActorCriticPolicy):
 
     def __init__(self, *args, scorer_width: int = 64, **kwargs) -> None:
         self.scorer_width = scorer_width
+        self._legal_mask = None
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
@@ -112,6 +145,31 @@ class AllFivesPolicy(MaskableActorCriticPolicy):
         version = obs_version_of_size(self.features_dim)
         self.action_net = ActionScorer(self.mlp_extractor.hidden_dim, self.scorer_width, version)
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+
+    # SB3 hands the mask to the distribution after the logits; the scorer takes it before, so
+    # that it scores the legal actions only.
+    def forward(self, obs, deterministic: bool = False, action_masks=None):
+        with self._legal(action_masks):
+            return super().forward(obs, deterministic, action_masks)
+
+    def evaluate_actions(self, obs, actions, action_masks=None):
+        with self._legal(action_masks):
+            return super().evaluate_actions(obs, actions, action_masks)
+
+    def get_distribution(self, obs, action_masks=None):
+        with self._legal(action_masks):
+            return super().get_distribution(obs, action_masks)
+
+    def _get_action_dist_from_latent(self, latent_pi: torch.Tensor):
+        return self.action_dist.proba_distribution(action_logits=self.action_net(latent_pi, self._legal_mask))
+
+    @contextlib.contextmanager
+    def _legal(self, action_masks):
+        self._legal_mask = None if action_masks is None else torch.as_tensor(action_masks, device=self.device).reshape(-1, NUM_ACTIONS).bool()
+        try:
+            yield
+        finally:
+            self._legal_mask = None
 
     def _get_constructor_parameters(self) -> dict:
         data = super()._get_constructor_parameters()

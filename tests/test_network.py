@@ -1,0 +1,70 @@
+"""The policy network's legal-only scoring: the same masked distribution and gradients as scoring
+all 112 actions, on real positions of every variant and observation version."""
+
+import numpy as np
+import pytest
+import torch
+
+from allfives_env.engine.tiles import NUM_ACTIONS
+from allfives_env.observation import action_mask, encoder
+
+from test_export import make_model
+from test_lookahead import VARIANTS, views_of_random_games
+
+
+def positions(version: int, options: dict, seed: int, limit: int = 160):
+    views = [v for _, v in views_of_random_games(options, seed=seed, games=3)][:limit]
+    encode = encoder(version)
+    obs = torch.as_tensor(np.stack([encode(v) for v in views]))
+    masks = torch.as_tensor(np.stack([action_mask(v) for v in views])).bool()
+    actions = torch.as_tensor([v.legal_actions[i % len(v.legal_actions)] for i, v in enumerate(views)])
+    return obs, masks, actions
+
+
+def dense_outputs(policy, obs, masks, actions):
+    """What SB3's own ``MaskableActorCriticPolicy.evaluate_actions`` computes: every logit, then the mask."""
+    latent_pi, latent_vf = policy.mlp_extractor(policy.extract_features(obs))
+    distribution = policy.action_dist.proba_distribution(action_logits=policy.action_net(latent_pi))
+    distribution.apply_masking(masks)
+    return policy.value_net(latent_vf), distribution.log_prob(actions), distribution.entropy()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("options", VARIANTS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
+def test_legal_only_scoring_gives_the_dense_distribution_and_gradients(tmp_path, version, options):
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO.load(make_model("scorer_v2" if version == 2 else "scorer", tmp_path / "m.zip"), device="cpu")
+    policy = model.policy
+    obs, masks, actions = positions(version, options, seed=5)
+    assert int(masks.sum(1).max()) > 1
+    sparse = policy.evaluate_actions(obs, actions, action_masks=masks)
+    dense = dense_outputs(policy, obs, masks, actions)
+    for a, b in zip(sparse, dense):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+    grads = []
+    for values, log_prob, entropy in (sparse, dense):
+        policy.zero_grad()
+        (values.mean() - log_prob.mean() - 0.01 * entropy.mean()).backward()
+        grads.append([p.grad.clone() for p in policy.parameters()])
+    for a, b in zip(*grads):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+    with torch.no_grad():
+        chosen, _, _ = policy.forward(obs, deterministic=True, action_masks=masks.numpy())
+    assert masks[torch.arange(len(chosen)), chosen].all()
+    latent_pi, _ = policy.mlp_extractor(policy.extract_features(obs))
+    with torch.no_grad():
+        dense_logits = policy.action_net(latent_pi).masked_fill(~masks, -torch.inf)
+    assert torch.equal(chosen, dense_logits.argmax(1))
+
+
+def test_the_mask_is_only_used_inside_one_call(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    policy = MaskablePPO.load(make_model("scorer_v2", tmp_path / "m.zip"), device="cpu").policy
+    obs, masks, actions = positions(2, dict(num_players=2), seed=6, limit=20)
+    policy.evaluate_actions(obs, actions, action_masks=masks)
+    assert policy._legal_mask is None
+    with torch.no_grad():
+        logits = policy.get_distribution(obs).distribution.logits
+    assert logits.shape == (len(obs), NUM_ACTIONS) and torch.isfinite(logits).all()
