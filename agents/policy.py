@@ -285,6 +285,29 @@ def check_layout(metadata: dict, obs_size: int, path: str) -> None:
         raise PolicyFileError(f"{path} was built for {problem}")
 
 
+_SHARED: dict[tuple, NumpyPolicy] = {}
+_SHARED_MAX = 32
+
+
+def load_shared(path) -> NumpyPolicy:
+    """``NumpyPolicy.load(path)``, but one object per unchanged file (same path, size and time of
+    change) for the whole process, so that many agents on one snapshot share it (and a vector of
+    games asks it once for all of them). Policies are never changed after loading."""
+    real = os.path.realpath(os.fspath(path))
+    try:
+        stat = os.stat(real)
+    except OSError:
+        return NumpyPolicy.load(path)  # its error names the file
+    key = (real, stat.st_size, stat.st_mtime_ns)
+    policy = _SHARED.get(key)
+    if policy is None:
+        policy = NumpyPolicy.load(path)
+        if len(_SHARED) >= _SHARED_MAX:
+            del _SHARED[next(iter(_SHARED))]
+        _SHARED[key] = policy
+    return policy
+
+
 class PPOAgent(Agent):
     """Plays the legal move with the highest logit of a trained policy (deterministic)."""
 
@@ -295,7 +318,7 @@ class PPOAgent(Agent):
         if isinstance(path_or_policy, NumpyPolicy):
             self.policy = path_or_policy
         else:
-            self.policy = NumpyPolicy.load(path_or_policy)
+            self.policy = load_shared(path_or_policy)
             self.name = f"ppo:{path_or_policy}"
 
     def act(self, view) -> int:
@@ -304,3 +327,23 @@ class PPOAgent(Agent):
             return legal[0]
         logits = self.policy.logits(self.policy.encode(view))
         return max(legal, key=logits.__getitem__)
+
+    @property
+    def batch_key(self):
+        """The vector environments' batch protocol (``allfives_env.vector``): agents on one network
+        answer for each other's views."""
+        return self.policy
+
+    def act_batch(self, views) -> list[int]:
+        """``[act(v) for v in views]``, with one forward pass for all the views that have a choice."""
+        actions = [v.legal_actions[0] for v in views]
+        chosen = [i for i, v in enumerate(views) if len(v.legal_actions) > 1]
+        if chosen:
+            policy = self.policy
+            obs = np.empty((len(chosen), policy.obs_size), np.float32)
+            for row, i in enumerate(chosen):
+                policy.encode(views[i], obs[row])
+            logits = policy.logits(obs)
+            for row, i in enumerate(chosen):
+                actions[i] = max(views[i].legal_actions, key=logits[row].__getitem__)
+        return actions

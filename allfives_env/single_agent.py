@@ -161,6 +161,15 @@ class SingleAgentEnv(gym.Env):
         return self._obs(), self._info()
 
     def step(self, action):
+        lost = self._play(action)
+        if lost is not None:
+            return lost
+        self._play_others()
+        return self._outcome()
+
+    def _play(self, action):
+        """The learner's move; the step's whole result when ``illegal_action="lose"`` ends the episode.
+        ``allfives_env.vector`` calls it, then plays the others itself, then calls ``_outcome``."""
         if self.game is None:
             raise RuntimeError("call reset() before step()")
         if self.game.over or self._lost_by_illegal:
@@ -175,7 +184,11 @@ class SingleAgentEnv(gym.Env):
                 info["illegal_move"] = str(exc)
                 return self._obs(), self.illegal_reward, True, False, info
         self.game.step(action)
-        self._play_others()
+        return None
+
+    def _outcome(self, obs=None):
+        """The step's result once the others have played up to the learner's next decision
+        (``obs``: an observation already encoded, for a vector of games that fills its own rows)."""
         game = self.game
         terminated = truncated = False
         reward = self._reward_since_last()
@@ -186,7 +199,7 @@ class SingleAgentEnv(gym.Env):
                 reward = outcome.win_rewards[self.rules.side_of[self.seat]] * self.reward_scale
         if self.render_mode == "human":
             self.render()
-        return self._obs(), float(reward), terminated, truncated, self._info()
+        return self._obs() if obs is None else obs, float(reward), terminated, truncated, self._info()
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the legal actions for the learner's current decision (all False when

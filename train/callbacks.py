@@ -1,4 +1,4 @@
-"""The SB3 callbacks of a training run: self-play snapshots, evaluation, checkpoints."""
+"""The SB3 callbacks of a training run: self-play snapshots, evaluation, checkpoints, torch threads."""
 
 from __future__ import annotations
 
@@ -117,3 +117,27 @@ class CheckpointCallback(_Every):
 
     def fire(self) -> None:
         save_checkpoint(self.run_dir, self.model, self.state())
+
+
+class ThreadsCallback(BaseCallback):
+    """torch's threads: ``rollout`` while the environments play, ``update`` for the PPO update
+    (the environments' processes wait then, so the learner may use their cores)."""
+
+    def __init__(self, rollout: int, update: int) -> None:
+        super().__init__()
+        self.rollout, self.update = rollout, update
+
+    def _on_rollout_start(self) -> None:
+        if self.update != self.rollout:
+            import torch
+
+            torch.set_num_threads(self.rollout)
+
+    def _on_rollout_end(self) -> None:
+        if self.update != self.rollout:
+            import torch
+
+            torch.set_num_threads(self.update)
+
+    def _on_step(self) -> bool:
+        return True

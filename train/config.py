@@ -130,9 +130,15 @@ class TrainConfig:
     seed: int = 0
     total_steps: int = 200_000
     n_envs: int = 4
+    #: "subproc": SB3's SubprocVecEnv, one process per game; "dummy": all in the learner's process;
+    #: "batched": ``train.vec_env.BatchedVecEnv``, the games split over ``env_workers`` processes
+    #: (0: the learner's), the pool's network opponents asked once for all the games waiting on them
     vec_env: str = "subproc"
+    env_workers: int = 2
     device: str = "cpu"
     torch_threads: int = 1
+    #: torch threads for the PPO update, while the environments wait (0: ``torch_threads``)
+    update_threads: int = 0
     checkpoint_every: int = 50_000
     game: GameConfig = field(default_factory=GameConfig)
     pool: PoolConfig = field(default_factory=PoolConfig)
@@ -333,8 +339,10 @@ def validate(config: TrainConfig) -> None:
     checks = [
         (config.total_steps >= 1, "total_steps must be at least 1"),
         (config.n_envs >= 1, "n_envs must be at least 1"),
-        (config.vec_env in ("subproc", "dummy"), "vec_env must be subproc or dummy"),
+        (config.vec_env in ("subproc", "dummy", "batched"), "vec_env must be subproc, dummy or batched"),
+        (config.env_workers >= 0, "env_workers must be 0 (the learner's process) or more"),
         (config.torch_threads >= 1, "torch_threads must be at least 1"),
+        (config.update_threads >= 0, "update_threads must be 0 (as torch_threads) or more"),
         (config.checkpoint_every >= 1, "checkpoint_every must be at least 1"),
         (config.net.activation in ("tanh", "relu"), "net.activation must be tanh or relu"),
         (config.net.policy in ("scorer", "mlp"), "net.policy must be scorer or mlp"),
@@ -476,7 +484,7 @@ def _check_ppo(ppo: dict, n_envs: int) -> dict:
 
 
 #: what a resumed run may change of its saved config: these keys and everything under these sections
-RESUMABLE = ("total_steps", "checkpoint_every", "n_envs", "vec_env", "device", "torch_threads", "eval",
+RESUMABLE = ("total_steps", "checkpoint_every", "n_envs", "vec_env", "env_workers", "device", "torch_threads", "update_threads", "eval",
              "pool.heuristics", "pool.self_play", "pool.snapshot_every", "pool.max_snapshots")
 
 

@@ -37,7 +37,8 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
     import torch
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
-    from .callbacks import CheckpointCallback, EvalCallback, SelfPlayCallback, learner_agent, save_model
+    from .callbacks import CheckpointCallback, EvalCallback, SelfPlayCallback, ThreadsCallback, learner_agent, save_model
+    from .vec_env import BatchedVecEnv
 
     # 0. checks before anything is written --------------------------------------------------------
     run_dir = Path(run_dir)
@@ -67,7 +68,10 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
         tracker.update(state["tracker"])
     specs, weights = pool.entries()
     fns = [make_env_fn(cfg, rank, specs, weights) for rank in range(cfg.n_envs)]
-    vec = SubprocVecEnv(fns) if cfg.vec_env == "subproc" and cfg.n_envs > 1 else DummyVecEnv(fns)
+    if cfg.vec_env == "batched":
+        vec = BatchedVecEnv(fns, cfg.env_workers)
+    else:
+        vec = SubprocVecEnv(fns) if cfg.vec_env == "subproc" and cfg.n_envs > 1 else DummyVecEnv(fns)
     env = VecMonitor(vec)
 
     try:
@@ -98,6 +102,7 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
             SelfPlayCallback(pool, cfg.pool.snapshot_every, metadata),
             EvalCallback(cfg, rules, run_dir, metadata, tracker),
             CheckpointCallback(run_dir, cfg.checkpoint_every, checkpoint_state),
+            ThreadsCallback(cfg.torch_threads, cfg.update_threads or cfg.torch_threads),
         ]
 
         # 5. learn ---------------------------------------------------------------------------------

@@ -1,0 +1,105 @@
+"""Many single-agent games in one process, stepped as one: the core of the vector environments.
+
+``GameVector`` holds one ``SingleAgentEnv`` per game and plays them exactly as those envs play
+alone (same seeds, same moves, same rewards and infos; tests/test_vector.py checks it step by step),
+with two differences that make it fast:
+
+- the learners' observations and masks are written into two arrays, ``obs`` ``(N, size)`` and
+  ``masks`` ``(N, 112)``, that the caller reads (and copies if it keeps them);
+- opponents that can decide for many games at once are asked once for all the games waiting on
+  them (the **batch protocol**): an opponent whose ``batch_key`` is not ``None`` has
+  ``act_batch(views) -> actions``, and opponents with equal keys answer for each other's views.
+  The ``ppo:`` agents (``agents.policy.PPOAgent``) do: their key is their network, so every game
+  waiting on the same snapshot costs one matrix product. Any other opponent plays as it does alone.
+
+It does not reset games by itself: ``allfives_env.gym_vector.AllFivesVectorEnv`` (gymnasium's
+vector API) and ``train.vec_env.BatchedVecEnv`` (Stable-Baselines3's ``VecEnv``) each add their
+library's autoreset rule on top.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from allfives_env.engine.tiles import NUM_ACTIONS
+
+from .single_agent import SingleAgentEnv
+
+
+class GameVector:
+    """``SingleAgentEnv``\\ s stepped together (see the module docstring); all must share one
+    observation space."""
+
+    def __init__(self, envs: Sequence[SingleAgentEnv]) -> None:
+        self.envs = list(envs)
+        if not self.envs:
+            raise ValueError("a GameVector needs at least one environment")
+        shapes = {env.observation_space.shape for env in self.envs}
+        if len(shapes) != 1:
+            raise ValueError(f"the environments' observations differ in shape: {sorted(shapes)}")
+        self.obs = np.zeros((len(self.envs), *shapes.pop()), np.float32)
+        self.masks = np.zeros((len(self.envs), NUM_ACTIONS), bool)
+
+    def __len__(self) -> int:
+        return len(self.envs)
+
+    def reset(self, i: int, seed: int | None = None, options: dict | None = None) -> dict:
+        """Reset game ``i``; its observation and mask land in row ``i``; returns its info."""
+        obs, info = self.envs[i].reset(seed=seed, options=options)
+        self.obs[i] = obs
+        self.masks[i] = info["action_mask"]
+        return info
+
+    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+        """One learner move in every game: ``(rewards, terminated, truncated, infos)``; the next
+        observations and masks are in ``obs`` and ``masks`` (those of the last position of a game
+        that ended). Raises as ``SingleAgentEnv.step`` does, before any game has moved, for a
+        finished game; an illegal move raises from the game it was given to."""
+        envs = self.envs
+        if len(actions) != len(envs):
+            raise ValueError(f"expected {len(envs)} actions, one per game, got {len(actions)}")
+        results: list = [env._play(action) for env, action in zip(envs, actions)]
+        moving = [i for i, r in enumerate(results) if r is None]
+        self._play_others([envs[i] for i in moving])
+        for i in moving:
+            env = envs[i]
+            results[i] = env._outcome(env._encode(env.game.view(env._viewer()), self.obs[i]))
+        rewards = np.empty(len(envs), np.float32)
+        terminated = np.empty(len(envs), bool)
+        truncated = np.empty(len(envs), bool)
+        infos = []
+        encoded = set(moving)
+        for i, (obs, reward, term, trunc, info) in enumerate(results):
+            if i not in encoded:
+                self.obs[i] = obs
+            self.masks[i] = info["action_mask"]
+            rewards[i], terminated[i], truncated[i] = reward, term, trunc
+            infos.append(info)
+        return rewards, terminated, truncated, infos
+
+    @staticmethod
+    def _play_others(envs: list[SingleAgentEnv]) -> None:
+        """Play every game up to its learner's next decision; the batch protocol's opponents are
+        asked in rounds, once per key for all the games waiting on it."""
+        waiting = envs
+        while waiting:
+            groups: dict = {}
+            for env in waiting:
+                game, mine, agents = env.game, env._mine, env._seat_agents
+                while not game.over and game.current_player not in mine:
+                    seat = game.current_player
+                    agent = agents[seat]
+                    key = getattr(agent, "batch_key", None)
+                    if key is None:
+                        game.step(agent.act(game.view(seat)))
+                    else:
+                        groups.setdefault(key, []).append((env, agent, game.view(seat)))
+                        break
+            waiting = []
+            for items in groups.values():
+                actions = items[0][1].act_batch([view for _, _, view in items])
+                for (env, _, _), action in zip(items, actions):
+                    env.game.step(action)
+                    waiting.append(env)
