@@ -167,14 +167,21 @@ class SingleAgentEnv(gym.Env):
         self._play_others()
         return self._outcome()
 
-    def _play(self, action):
-        """The learner's move; the step's whole result when ``illegal_action="lose"`` ends the episode.
-        ``allfives_env.vector`` calls it, then plays the others itself, then calls ``_outcome``."""
+    def _checked(self, action) -> int:
+        """``action`` as an int if ``step`` may play it; else the error ``step`` raises, with nothing changed."""
         if self.game is None:
             raise RuntimeError("call reset() before step()")
         if self.game.over or self._lost_by_illegal:
             raise RuntimeError("the episode is over; call reset()")
         action = as_action(action)
+        if self.illegal_action == "raise":
+            self.game.check(action)
+        return action
+
+    def _play(self, action):
+        """The learner's move; the step's whole result when ``illegal_action="lose"`` ends the episode.
+        ``allfives_env.vector`` calls it, then plays the others itself, then calls ``_outcome``."""
+        action = self._checked(action)
         if self.illegal_action == "lose":
             try:
                 self.game.check(action)

@@ -55,11 +55,17 @@ class GameVector:
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
         """One learner move in every game: ``(rewards, terminated, truncated, infos)``; the next
         observations and masks are in ``obs`` and ``masks`` (those of the last position of a game
-        that ended). Raises as ``SingleAgentEnv.step`` does, before any game has moved, for a
-        finished game; an illegal move raises from the game it was given to."""
+        that ended). A bad action raises as ``SingleAgentEnv.step`` does, with a note naming its
+        game, before any game has moved."""
         envs = self.envs
         if len(actions) != len(envs):
             raise ValueError(f"expected {len(envs)} actions, one per game, got {len(actions)}")
+        for i, (env, action) in enumerate(zip(envs, actions)):
+            try:
+                env._checked(action)
+            except Exception as exc:
+                exc.add_note(f"(the action of game {i} of {len(envs)})")
+                raise
         results: list = [env._play(action) for env, action in zip(envs, actions)]
         moving = [i for i, r in enumerate(results) if r is None]
         self._play_others([envs[i] for i in moving])

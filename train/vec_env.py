@@ -16,6 +16,7 @@ and ``set_attr`` on the envs themselves (tests/test_vector.py checks the traject
 from __future__ import annotations
 
 import multiprocessing as mp
+import pickle
 from copy import deepcopy
 from typing import Any, Callable, Sequence
 
@@ -90,13 +91,13 @@ def _worker(remote, parent_remote, fns_wrapper, obs_raw, masks_raw, rows: slice,
                 break
             try:
                 remote.send(("ok", getattr(games, command)(*args)))
-            except Exception as exc:  # the main process re-raises it with its message
-                remote.send(("error", exc))
+            except Exception as exc:  # the main process re-raises it
+                remote.send(("error", _portable(exc)))
     except (KeyboardInterrupt, EOFError, BrokenPipeError):
         pass
     except Exception as exc:  # building the environments failed
         try:
-            remote.send(("error", exc))
+            remote.send(("error", _portable(exc)))
         except (BrokenPipeError, OSError):
             pass
     finally:
@@ -259,6 +260,16 @@ class BatchedVecEnv(VecEnv):
 
     def get_images(self) -> Sequence[np.ndarray | None]:
         return self._call_some("env_method", None, "render", (), {})
+
+
+def _portable(exc: Exception) -> Exception:
+    """``exc`` if it survives pickling, else a ``RuntimeError`` with its type, message and notes."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:
+        notes = "".join(f"\n{note}" for note in getattr(exc, "__notes__", ()))
+        return RuntimeError(f"{type(exc).__name__}: {exc}{notes}")
 
 
 def _ordered_args(command: str, local: list[int], args: tuple) -> tuple:

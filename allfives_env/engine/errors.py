@@ -27,6 +27,9 @@ class IllegalMoveError(ValueError):
         legal_text = ", ".join(f"{a} ({action_name(a)})" for a in self.legal) or "none"
         super().__init__(f"illegal move for player {player}: {what}: {reason}; legal moves: {legal_text}")
 
+    def __reduce__(self):  # so that it crosses process boundaries (vector env workers) whole
+        return type(self), (self.action, self.player, self.legal, self.reason), self.__dict__
+
 
 class GameOverError(RuntimeError):
     """A move was asked for after the game ended."""
