@@ -20,7 +20,7 @@ import operator
 from typing import NamedTuple
 
 from allfives_env.engine.layout import placements_points
-from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, ALL_TILES_MASK, IS_DOUBLE, PIP_TILES, TILE_PIP_MASK, mask_pips, mask_tiles
+from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, ALL_TILES_MASK, IS_DOUBLE, PIP_TILES, mask_pip_set, mask_pips
 
 #: ``TILES_WITH_PIPS[m]``: mask of the tiles showing any pip of the 7-bit mask ``m``
 TILES_WITH_PIPS: tuple[int, ...] = tuple(
@@ -121,26 +121,25 @@ def move_facts(view, ctx: Context | None = None) -> list[MoveFacts]:
     if ctx is None:
         ctx = context(view)
     nxt, partner = ctx.next_model, ctx.partner_model
+    hand = view.hand
+    before = view.layout_copy()
     out = []
     for action, points in zip(view.legal_actions, view.move_points()):
         t = ACTION_TILE[action]
-        left = view.hand & ~(1 << t)
+        left = hand & ~(1 << t)
         if not left:
             out.append(MoveFacts(action, points, True, 0.0, 0, 0.0, 0.0, 0, 0, 0, IS_DOUBLE[t]))
             continue
-        layout = view.layout_copy()
+        layout = before.copy()
         layout.place(t, ACTION_END[action])
         threat, threat_max, no_reply, partner_best = 0.0, 0, 0.0, 0.0
         if nxt is not None:
-            replies = best_reply_points(layout, nxt.allowed)
+            fits, replies = layout.reply_points(nxt.allowed)
             threat = expected_best(replies, nxt.p)
             threat_max = max(replies, default=0)
-            no_reply = (1.0 - nxt.p) ** len(replies)
+            no_reply = (1.0 - nxt.p) ** fits
         if partner is not None:
-            partner_best = expected_best(best_reply_points(layout, partner.allowed), partner.p)
-        pipset = 0
-        for lt in mask_tiles(left):
-            pipset |= TILE_PIP_MASK[lt]
+            partner_best = expected_best(layout.reply_points(partner.allowed)[1], partner.p)
         out.append(
             MoveFacts(
                 action,
@@ -151,7 +150,7 @@ def move_facts(view, ctx: Context | None = None) -> list[MoveFacts]:
                 no_reply,
                 partner_best,
                 mask_pips(left),
-                pipset.bit_count(),
+                mask_pip_set(left).bit_count(),
                 (left & layout.open_tiles).bit_count(),
                 IS_DOUBLE[t],
             )

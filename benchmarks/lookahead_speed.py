@@ -3,7 +3,7 @@ version-1 ``encode`` and of ``expert``'s ``act``, on the same views.
 
 The views are the decisions of seeded games played by random legal moves in the four variants
 (2 and 3 players, 4 in partnerships, 4 cut-throat), each taken from a copy of its game that is
-never stepped, so every view sees its layout as the environment's views do. Each round times every
+never stepped (sharing its ``Rules``), so every view sees its layout as the environment's views do. Each round times every
 view with each function in turn (so machine noise hits all alike); the figure of a function is the
 median over rounds of its mean µs per view, and ``ratio`` that of ``encode_lookahead`` / ``encode``.
 
@@ -43,7 +43,7 @@ def views(count: int, seed: int) -> list:
             game = Game(rules, seed=game_seed, max_hands=2)
             game_seed += 1
             while not game.over and len(found) < want:
-                found.append(copy.deepcopy(game).view(game.current_player))
+                found.append(copy.deepcopy(game, {id(rules): rules}).view(game.current_player))
                 game.step(rng.choice(game.legal_actions()))
     return found
 

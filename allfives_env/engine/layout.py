@@ -10,9 +10,20 @@ Per arm we keep the pip it shows (``CLOSED`` when the arm does not exist) and wh
 
 from __future__ import annotations
 
-from .tiles import CLOSED, END_NAMES, IS_DOUBLE, NORTH, OTHER_HALF, PIP_TILES, SOUTH, TILE_PIPS, TILES, WEST
+from .tiles import CLOSED, END_NAMES, IS_DOUBLE, NORTH, OTHER_HALF, PIP_TILES, SOUTH, TILE_PIPS, TILES, WEST, mask_tiles
 
 _FITS = tuple(tuple(p in t for p in range(CLOSED + 1)) for t in TILES)
+#: ``_END_COUNT[t][p]``: what the end counts once tile ``t`` is matched against pip ``p`` (a double
+#: both halves, else the half left exposed; ``CLOSED`` where ``t`` does not show ``p``)
+_END_COUNT = tuple(tuple(p + p if a == b and p == a else OTHER_HALF[i][p] for p in range(CLOSED + 1)) for i, (a, b) in enumerate(TILES))
+#: ``_SCORING_ON[p][r]``: mask of the tiles that, matched against an end showing ``p`` while the
+#: other ends count ``r`` modulo 5, make the total a multiple of 5
+_SCORING_ON = tuple(
+    tuple(sum(1 << t for t in range(len(TILES)) if _FITS[t][p] and (r + _END_COUNT[t][p]) % 5 == 0) for r in range(5))
+    for p in range(CLOSED)
+)
+#: mask of the tiles whose lead scores (their pips a positive multiple of 5)
+_SCORING_LEADS = sum(1 << t for t, pips in enumerate(TILE_PIPS) if pips and pips % 5 == 0)
 
 
 class Layout:
@@ -104,6 +115,33 @@ class Layout:
             if f[p3]:
                 out.append(base + 3)
         return out
+
+    def reply_points(self, candidates: int) -> tuple[int, list[int]]:
+        """For the tiles of the mask ``candidates`` that are not on the table: how many fit some end,
+        and, one entry per tile that would score somewhere, the most it would score (any order).
+
+        The same points as ``placements_points`` of ``actions_for(candidates)`` without trying every
+        placement: per open end, only the tiles that make the total a multiple of 5 are looked at.
+        """
+        candidates &= ~self.played
+        if self.num_tiles == 0:
+            return candidates.bit_count(), [TILE_PIPS[t] for t in mask_tiles(candidates & _SCORING_LEADS)]
+        values = self.values
+        total = values[0] + values[1] + values[2] + values[3]
+        best: dict[int, int] = {}
+        for p, v in zip(self.pips, values):
+            if p == CLOSED:
+                continue
+            rest = total - v
+            scoring = candidates & _SCORING_ON[p][rest % 5]
+            while scoring:
+                low = scoring & -scoring
+                t = low.bit_length() - 1
+                scoring ^= low
+                points = rest + _END_COUNT[t][p]
+                if points > best.get(t, 0):
+                    best[t] = points
+        return (candidates & self.open_tiles).bit_count(), list(best.values())
 
     def place(self, tile: int, end: int) -> int:
         """Place a tile (assumed legal) and return the points it scores (0 if none)."""
