@@ -19,8 +19,8 @@ import functools
 import operator
 from typing import NamedTuple
 
-from allfives_env.engine.layout import placements_points
-from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, ALL_TILES_MASK, IS_DOUBLE, PIP_TILES, mask_pip_set, mask_pips
+from allfives_env.engine.layout import fitting_tiles, placements_points, scoring_replies
+from allfives_env.engine.tiles import ACTION_TILE, ALL_TILES_MASK, IS_DOUBLE, PIP_TILES, mask_pip_set, mask_pips
 
 #: ``TILES_WITH_PIPS[m]``: mask of the tiles showing any pip of the 7-bit mask ``m``
 TILES_WITH_PIPS: tuple[int, ...] = tuple(
@@ -122,7 +122,6 @@ def move_facts(view, ctx: Context | None = None) -> list[MoveFacts]:
         ctx = context(view)
     nxt, partner = ctx.next_model, ctx.partner_model
     hand = view.hand
-    before = view.layout_copy()
     out = []
     for action, points in zip(view.legal_actions, view.move_points()):
         t = ACTION_TILE[action]
@@ -130,16 +129,16 @@ def move_facts(view, ctx: Context | None = None) -> list[MoveFacts]:
         if not left:
             out.append(MoveFacts(action, points, True, 0.0, 0, 0.0, 0.0, 0, 0, 0, IS_DOUBLE[t]))
             continue
-        layout = before.copy()
-        layout.place(t, ACTION_END[action])
+        pips, values = view.ends_after(action)
+        fitting = fitting_tiles(pips)
         threat, threat_max, no_reply, partner_best = 0.0, 0, 0.0, 0.0
         if nxt is not None:
-            fits, replies = layout.reply_points(nxt.allowed)
+            replies = scoring_replies(pips, values, False, nxt.allowed)
             threat = expected_best(replies, nxt.p)
             threat_max = max(replies, default=0)
-            no_reply = (1.0 - nxt.p) ** fits
+            no_reply = (1.0 - nxt.p) ** (nxt.allowed & fitting).bit_count()
         if partner is not None:
-            partner_best = expected_best(layout.reply_points(partner.allowed)[1], partner.p)
+            partner_best = expected_best(scoring_replies(pips, values, False, partner.allowed), partner.p)
         out.append(
             MoveFacts(
                 action,
@@ -151,7 +150,7 @@ def move_facts(view, ctx: Context | None = None) -> list[MoveFacts]:
                 partner_best,
                 mask_pips(left),
                 mask_pip_set(left).bit_count(),
-                (left & layout.open_tiles).bit_count(),
+                (left & fitting).bit_count(),
                 IS_DOUBLE[t],
             )
         )

@@ -116,32 +116,22 @@ class Layout:
                 out.append(base + 3)
         return out
 
-    def reply_points(self, candidates: int) -> tuple[int, list[int]]:
-        """For the tiles of the mask ``candidates`` that are not on the table: how many fit some end,
-        and, one entry per tile that would score somewhere, the most it would score (any order).
-
-        The same points as ``placements_points`` of ``actions_for(candidates)`` without trying every
-        placement: per open end, only the tiles that make the total a multiple of 5 are looked at.
-        """
-        candidates &= ~self.played
+    def ends_after(self, tile: int, end: int) -> tuple[list[int], list[int]]:
+        """The arms' ``pips`` and ``values`` that placing ``tile`` on ``end`` (assumed legal) would
+        leave, without placing it: what ``place`` writes there, for a lookahead that needs no copy."""
         if self.num_tiles == 0:
-            return candidates.bit_count(), [TILE_PIPS[t] for t in mask_tiles(candidates & _SCORING_LEADS)]
-        values = self.values
-        total = values[0] + values[1] + values[2] + values[3]
-        best: dict[int, int] = {}
-        for p, v in zip(self.pips, values):
-            if p == CLOSED:
-                continue
-            rest = total - v
-            scoring = candidates & _SCORING_ON[p][rest % 5]
-            while scoring:
-                low = scoring & -scoring
-                t = low.bit_length() - 1
-                scoring ^= low
-                points = rest + _END_COUNT[t][p]
-                if points > best.get(t, 0):
-                    best[t] = points
-        return (candidates & self.open_tiles).bit_count(), list(best.values())
+            a, b = TILES[tile]
+            return [a, b, CLOSED, CLOSED], ([a + a, a + a, 0, 0] if a == b else [a, b, 0, 0])
+        pips = self.pips[:]
+        values = self.values[:]
+        if self.spinner_sides >> end & 1 and self.spinner_covered == 1:
+            pips[NORTH] = pips[SOUTH] = self.spinner
+        p = pips[end]
+        if IS_DOUBLE[tile]:
+            values[end] = p + p
+        else:
+            pips[end] = values[end] = OTHER_HALF[tile][p]
+        return pips, values
 
     def place(self, tile: int, end: int) -> int:
         """Place a tile (assumed legal) and return the points it scores (0 if none)."""
@@ -224,6 +214,37 @@ def placement_points(pips, values, empty: bool, tile: int, end: int) -> int:
         p = pips[end]
         count = values[0] + values[1] + values[2] + values[3] - values[end] + (p + p if IS_DOUBLE[tile] else OTHER_HALF[tile][p])
     return count if count % 5 == 0 else 0
+
+
+def fitting_tiles(pips) -> int:
+    """Mask of the tiles that fit some end of a started layout showing ``pips`` (``CLOSED`` fits none)."""
+    return PIP_TILES[pips[0]] | PIP_TILES[pips[1]] | PIP_TILES[pips[2]] | PIP_TILES[pips[3]]
+
+
+def scoring_replies(pips, values, empty: bool, candidates: int) -> list[int]:
+    """For the tiles of ``candidates`` (none on the table) that would score on some end, the most
+    each would score, one entry per tile in no particular order.
+
+    The positive ``placements_points`` of every placement of ``candidates``, best per tile, without
+    trying every placement: per open end only the tiles that make the total a multiple of 5 are read.
+    """
+    if empty:
+        return [TILE_PIPS[t] for t in mask_tiles(candidates & _SCORING_LEADS)]
+    total = values[0] + values[1] + values[2] + values[3]
+    best: dict[int, int] = {}
+    for p, v in zip(pips, values):
+        if p == CLOSED:
+            continue
+        rest = total - v
+        scoring = candidates & _SCORING_ON[p][rest % 5]
+        while scoring:
+            low = scoring & -scoring
+            t = low.bit_length() - 1
+            scoring ^= low
+            points = rest + _END_COUNT[t][p]
+            if points > best.get(t, 0):
+                best[t] = points
+    return list(best.values())
 
 
 def placements_points(pips, values, empty: bool, actions) -> list[int]:
