@@ -123,22 +123,25 @@ def move_facts(view, ctx: Context | None = None) -> list[MoveFacts]:
     nxt, partner = ctx.next_model, ctx.partner_model
     hand = view.hand
     out = []
-    for action, points in zip(view.legal_actions, view.move_points()):
+    for action, points, after in zip(view.legal_actions, view.move_points(), view.ends_after_moves()):
         t = ACTION_TILE[action]
         left = hand & ~(1 << t)
         if not left:
             out.append(MoveFacts(action, points, True, 0.0, 0, 0.0, 0.0, 0, 0, 0, IS_DOUBLE[t]))
             continue
-        pips, values = view.ends_after(action)
+        pips, values = after
         fitting = fitting_tiles(pips)
         threat, threat_max, no_reply, partner_best = 0.0, 0, 0.0, 0.0
         if nxt is not None:
             replies = scoring_replies(pips, values, False, nxt.allowed)
-            threat = expected_best(replies, nxt.p)
-            threat_max = max(replies, default=0)
+            if replies:
+                threat = expected_best(replies, nxt.p)
+                threat_max = max(replies)
             no_reply = (1.0 - nxt.p) ** (nxt.allowed & fitting).bit_count()
         if partner is not None:
-            partner_best = expected_best(scoring_replies(pips, values, False, partner.allowed), partner.p)
+            replies = scoring_replies(pips, values, False, partner.allowed)
+            if replies:
+                partner_best = expected_best(replies, partner.p)
         out.append(
             MoveFacts(
                 action,
