@@ -118,12 +118,15 @@ def context(view) -> Context:
 
 def move_facts(view, ctx: Context | None = None) -> list[MoveFacts]:
     """The facts of every legal move of ``view``, in ``view.legal_actions`` order."""
-    if ctx is None:
-        ctx = context(view)
+    return facts_of_moves(view, context(view) if ctx is None else ctx, view.move_points())
+
+
+def facts_of_moves(view, ctx: Context, move_points: list[int]) -> list[MoveFacts]:
+    """``move_facts`` given the context and ``view.move_points()`` (for a caller that has them)."""
     nxt, partner = ctx.next_model, ctx.partner_model
     hand = view.hand
     out = []
-    for action, points, after in zip(view.legal_actions, view.move_points(), view.ends_after_moves()):
+    for action, points, after in zip(view.legal_actions, move_points, view.ends_after_moves()):
         t = ACTION_TILE[action]
         left = hand & ~(1 << t)
         if not left:
