@@ -10,7 +10,8 @@ The one home of two things that the ``expert`` heuristic, the search's world sam
   seat and the partner, and what the move leaves in hand. The reply model treats each tile a seat
   may hold as held independently with probability ``tiles it holds / tiles it may hold`` (at most 1).
 
-Every placement and count comes from the engine's ``Layout``; nothing here restates a rule.
+Every placement and count comes from the engine's layout (``Layout`` and the functions beside
+it: ``ends_after``, ``scoring_replies``, ``fitting_tiles``); nothing here restates a rule.
 """
 
 from __future__ import annotations
