@@ -10,7 +10,8 @@ The one home of two things that the ``expert`` heuristic, the search's world sam
   seat and the partner, and what the move leaves in hand. The reply model treats each tile a seat
   may hold as held independently with probability ``tiles it holds / tiles it may hold`` (at most 1).
 
-Every placement and count comes from the engine's ``Layout``; nothing here restates a rule.
+Every placement and count comes from the engine's layout (``Layout`` and the functions beside
+it: ``ends_after``, ``scoring_replies``, ``fitting_tiles``); nothing here restates a rule.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import functools
 import operator
 from typing import NamedTuple
 
-from allfives_env.engine.layout import placements_points
-from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, ALL_TILES_MASK, IS_DOUBLE, PIP_TILES, TILE_PIP_MASK, mask_pips, mask_tiles
+from allfives_env.engine.layout import fitting_tiles, placements_points, scoring_replies
+from allfives_env.engine.tiles import ACTION_TILE, ALL_TILES_MASK, IS_DOUBLE, PIP_TILES, mask_pip_set, mask_pips
 
 #: ``TILES_WITH_PIPS[m]``: mask of the tiles showing any pip of the 7-bit mask ``m``
 TILES_WITH_PIPS: tuple[int, ...] = tuple(
@@ -118,29 +119,33 @@ def context(view) -> Context:
 
 def move_facts(view, ctx: Context | None = None) -> list[MoveFacts]:
     """The facts of every legal move of ``view``, in ``view.legal_actions`` order."""
-    if ctx is None:
-        ctx = context(view)
+    return facts_of_moves(view, context(view) if ctx is None else ctx, view.move_points())
+
+
+def facts_of_moves(view, ctx: Context, move_points: list[int]) -> list[MoveFacts]:
+    """``move_facts`` given the context and ``view.move_points()`` (for a caller that has them)."""
     nxt, partner = ctx.next_model, ctx.partner_model
+    hand = view.hand
     out = []
-    for action, points in zip(view.legal_actions, view.move_points()):
+    for action, points, after in zip(view.legal_actions, move_points, view.ends_after_moves()):
         t = ACTION_TILE[action]
-        left = view.hand & ~(1 << t)
+        left = hand & ~(1 << t)
         if not left:
             out.append(MoveFacts(action, points, True, 0.0, 0, 0.0, 0.0, 0, 0, 0, IS_DOUBLE[t]))
             continue
-        layout = view.layout_copy()
-        layout.place(t, ACTION_END[action])
+        pips, values = after
+        fitting = fitting_tiles(pips)
         threat, threat_max, no_reply, partner_best = 0.0, 0, 0.0, 0.0
         if nxt is not None:
-            replies = best_reply_points(layout, nxt.allowed)
-            threat = expected_best(replies, nxt.p)
-            threat_max = max(replies, default=0)
-            no_reply = (1.0 - nxt.p) ** len(replies)
+            replies = scoring_replies(pips, values, False, nxt.allowed)
+            if replies:
+                threat = expected_best(replies, nxt.p)
+                threat_max = max(replies)
+            no_reply = (1.0 - nxt.p) ** (nxt.allowed & fitting).bit_count()
         if partner is not None:
-            partner_best = expected_best(best_reply_points(layout, partner.allowed), partner.p)
-        pipset = 0
-        for lt in mask_tiles(left):
-            pipset |= TILE_PIP_MASK[lt]
+            replies = scoring_replies(pips, values, False, partner.allowed)
+            if replies:
+                partner_best = expected_best(replies, partner.p)
         out.append(
             MoveFacts(
                 action,
@@ -151,8 +156,8 @@ def move_facts(view, ctx: Context | None = None) -> list[MoveFacts]:
                 no_reply,
                 partner_best,
                 mask_pips(left),
-                pipset.bit_count(),
-                (left & layout.open_tiles).bit_count(),
+                mask_pip_set(left).bit_count(),
+                (left & fitting).bit_count(),
                 IS_DOUBLE[t],
             )
         )

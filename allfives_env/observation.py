@@ -190,11 +190,28 @@ def _put_tiles(o: array, start: int, mask: int) -> None:
     o[start + 21 : start + 28] = _BITS7[mask >> 21]
 
 
+def _vector(o: array, out: np.ndarray | None) -> np.ndarray:
+    """``o`` as a float32 vector; copied into ``out`` when given."""
+    vec = _frombuffer(o, _float32)
+    if out is not None:
+        out[...] = vec
+        return out
+    return vec
+
+
 def encode_python(view, out: np.ndarray | None = None) -> np.ndarray:
     """The observation vector of ``view`` (a ``PlayerView``); copied into ``out`` when given."""
-    rules = view.rules
-    template, rel_sides, score_scale = _template(rules)
+    template, rel_sides, score_scale = _template(view.rules)
     o = template[:]
+    _fill_python(o, view, rel_sides[view.seat], score_scale, view.move_points())
+    return _vector(o, out)
+
+
+def _fill_python(o: array, view, viewer_sides: tuple, score_scale, move_points: list[int]) -> None:
+    """Write the pieces of ``view`` that its rules' template lacks into ``o`` (a copy of it, or a
+    longer array starting with one): ``_fastobs.fill`` in Python. ``viewer_sides``: the side of each
+    relative seat; ``move_points``: ``view.move_points()``."""
+    rules = view.rules
     hand = view.hand
     played = view.played
     _put_tiles(o, _HAND, hand)
@@ -227,7 +244,7 @@ def encode_python(view, out: np.ndarray | None = None) -> np.ndarray:
     legal = view.legal_actions
     if legal:
         s = _MOVE_POINTS_SCALE
-        for a, pts in zip(legal, view.move_points()):
+        for a, pts in zip(legal, move_points):
             if pts:
                 o[_MOVE_POINTS + a] = pts / s if pts < s else 1.0
     n = rules.num_players
@@ -236,7 +253,7 @@ def encode_python(view, out: np.ndarray | None = None) -> np.ndarray:
     missing = view.missing_pips
     scores = view.scores
     s = _COUNTS_SCALE
-    for r, side in enumerate(rel_sides[v]):  # relative seats
+    for r, side in enumerate(viewer_sides):  # relative seats
         seat = (v + r) % n
         c = counts[seat]
         o[_COUNTS + r] = c / s if c < s else 1.0
@@ -252,11 +269,6 @@ def encode_python(view, out: np.ndarray | None = None) -> np.ndarray:
     s = _UNSEEN_SCALE
     for p in range(7):
         o[_UNSEEN + p] = (PIP_TILES[p] & unseen).bit_count() / s
-    vec = _frombuffer(o, _float32)
-    if out is not None:
-        out[...] = vec
-        return out
-    return vec
 
 
 def _load_accelerator():
@@ -280,11 +292,12 @@ def encode_c(view, out: np.ndarray | None = None) -> np.ndarray:
     template, rel_sides, score_scale = _template(view.rules)
     o = template[:]
     _fill(o, view, rel_sides[view.seat], score_scale, view.move_points())
-    vec = _frombuffer(o, _float32)
-    if out is not None:
-        out[...] = vec
-        return out
-    return vec
+    return _vector(o, out)
+
+
+def _fill_c(o: array, view, viewer_sides: tuple, score_scale, move_points: list[int]) -> None:
+    """``_fill_python`` by the C accelerator, which takes a buffer of exactly ``OBS_SIZE`` values."""
+    _fill(memoryview(o)[:OBS_SIZE], view, viewer_sides, score_scale, move_points)
 
 
 #: ``encode(view, out=None)``: the observation vector of ``view`` (a ``PlayerView``), copied into
@@ -293,31 +306,34 @@ encode = encode_c if ACCELERATED else encode_python
 
 
 _TAIL_ZEROS = array("f", bytes(4 * (OBS_SIZES[2] - OBS_SIZE)))
-_MAY_HOLD = OFFSETS["may_hold"] - OBS_SIZE
-#: per lookahead piece after ``may_hold``: its offset in the tail, its scale, its field's index in ``MoveFacts``
-_LOOKAHEAD = tuple((OFFSETS[name] - OBS_SIZE, float(SCALES[name]), lookahead.MoveFacts._fields.index(field)) for name, field in (
+_MAY_HOLD = OFFSETS["may_hold"]
+#: per lookahead piece after ``may_hold``: its offset, its scale, its field's index in ``MoveFacts``
+_LOOKAHEAD = tuple((OFFSETS[name], float(SCALES[name]), lookahead.MoveFacts._fields.index(field)) for name, field in (
     ("reply_threat", "threat"), ("reply_max", "threat_max"), ("reply_none", "no_reply"),
     ("partner_reply", "partner"), ("mobility", "mobility"), ("variety", "variety"),
 ))
+#: the version-1 pieces of a view written into an array that starts with its rules' template
+_fill_v1 = _fill_c if ACCELERATED else _fill_python
 
 
 def encode_lookahead(view, out: np.ndarray | None = None) -> np.ndarray:
     """The version-2 vector of ``view``: ``encode(view)`` followed by ``LOOKAHEAD_PIECES``."""
-    vec = np.empty(OBS_SIZES[2], np.float32) if out is None else out
-    encode(view, vec[:OBS_SIZE])
-    tail = _TAIL_ZEROS[:]
-    n = view.rules.num_players
+    template, rel_sides, score_scale = _template(view.rules)
+    o = template + _TAIL_ZEROS
+    move_points = view.move_points()
+    _fill_v1(o, view, rel_sides[view.seat], score_scale, move_points)
     ctx = lookahead.context(view)
+    n = view.rules.num_players
     for r in range(1, n):
-        _put_tiles(tail, _MAY_HOLD + 28 * (r - 1), lookahead.allowed_mask(view, (view.seat + r) % n, ctx.unseen))
-    if view.legal_actions:
-        for f in lookahead.move_facts(view, ctx):
-            a = f.action
-            for offset, scale, i in _LOOKAHEAD:
-                x = f[i] / scale
-                tail[offset + a] = x if x < 1.0 else 1.0
-    vec[OBS_SIZE:] = _frombuffer(tail, _float32)
-    return vec
+        _put_tiles(o, _MAY_HOLD + 28 * (r - 1), lookahead.allowed_mask(view, (view.seat + r) % n, ctx.unseen))
+    for f in lookahead.facts_of_moves(view, ctx, move_points):
+        if f.out:  # every lookahead piece of a move that goes out is 0
+            continue
+        a = f.action
+        for offset, scale, i in _LOOKAHEAD:
+            x = f[i] / scale
+            o[offset + a] = x if x < 1.0 else 1.0
+    return _vector(o, out)
 
 
 #: the encoder of each observation version

@@ -60,6 +60,15 @@ def test_search_time_reports_each_agents_decision_times():
     assert report["agents"][0]["mean_ratio"] == 1.0
 
 
+def test_lookahead_speed_reports_the_three_costs():
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "lookahead_speed.py"), "--views", "40", "--rounds", "1", "--json"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["views"] == 40 and set(report["us_per_view"]) == {"encode_lookahead", "encode", "expert_act"}
+    assert all(us > 0 for us in report["us_per_view"].values()) and report["ratio_lookahead_v1"] > 0
+
+
 def test_server_load_runs_both_connection_modes_and_reports_json():
     result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "server_load.py"), "--policy", "greedy",
                              "--clients", "3", "--requests", "4", "--json"], capture_output=True, text=True, timeout=300)

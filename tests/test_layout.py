@@ -105,3 +105,38 @@ def test_legal_actions_list_every_matching_end():
     assert layout.actions_for(1 << T("2-3")) == [], "a played tile is never offered"
     hand = (1 << T("2-2")) | (1 << T("3-4")) | (1 << T("0-1"))
     assert layout.actions_for(hand) == [4 * T("2-2") + WEST, 4 * T("3-4") + EAST]
+
+
+def test_the_lookahead_fast_paths_agree_with_placing():
+    """``ends_after`` leaves what ``place`` leaves, and ``scoring_replies`` / ``fitting_tiles`` give the
+    best positive points per tile and the fitting tiles of trying every placement, in random games."""
+    import random
+
+    from allfives_env.engine import Game, Rules
+    from allfives_env.engine.layout import fitting_tiles, placements_points, scoring_replies
+
+    rng = random.Random(7)
+    checked = 0
+    for players in (2, 3, 4):
+        for seed in range(12):
+            game = Game(Rules.make(num_players=players), seed, max_hands=2)
+            while not game.over:
+                layout = game.layout
+                for action in game.legal_actions():
+                    after = layout.copy()
+                    after.place(action >> 2, action & 3)
+                    assert layout.ends_after(action >> 2, action & 3) == (after.pips, after.values)
+                    candidates = rng.getrandbits(28) & ~after.played
+                    replies = after.actions_for(candidates)
+                    best = {}
+                    for a, points in zip(replies, placements_points(after.pips, after.values, False, replies)):
+                        best[a >> 2] = max(points, best.get(a >> 2, 0))
+                    assert sorted(scoring_replies(after.pips, after.values, False, candidates)) == sorted(v for v in best.values() if v)
+                    assert (candidates & fitting_tiles(after.pips)).bit_count() == len(best)
+                    checked += 1
+                game.step(rng.choice(game.legal_actions()))
+    assert checked > 1000
+    empty = Layout()
+    assert sorted(scoring_replies(empty.pips, empty.values, True, (1 << 28) - 1)) == sorted(
+        p for p in (a + b for a in range(7) for b in range(a, 7)) if p and p % 5 == 0
+    )

@@ -1,5 +1,6 @@
 """Observation version 2: the lookahead pieces, their soundness, and the policies that read them."""
 
+import hashlib
 import random
 
 import numpy as np
@@ -209,3 +210,32 @@ def test_a_policy_whose_metadata_disagrees_with_its_weights_is_refused(tmp_path)
         action = agent.act(view)
         assert action in view.legal_actions
         game.step(action)
+
+
+#: sha256 of the frozen positions' lookahead bits per variant (``lookahead_digest``), taken from the
+#: code before the lookahead's fast paths; a change to a feature or a move fact changes them
+FROZEN_DIGESTS = {
+    "2p": "aa04f3fa776146ede148929ca3680b1cda09abe606538bf7264114fae182644b",
+    "3p": "4d9f8f8ab66c77eea66e3df06ff2889346005f72007c8465b949bd7e3b2a4042",
+    "4p": "df06c27b13f9e8f3b50093afaed33f93e8c3e1bca3007670c10c952418ac9999",
+    "4p-cutthroat": "99eb7ae0f6839ec8c3c6febb2c6e1024dc13b7c6542d2957f52a99f99f7615c5",
+}
+
+
+def lookahead_digest(options) -> str:
+    """Digest of the version-2 vectors (the seat to act's and the next seat's), the move facts and
+    expert's choice at every decision of four seeded random-move games."""
+    digest = hashlib.sha256()
+    expert = make_agent("expert")
+    for game, view in views_of_random_games(options, seed=11, games=4):
+        digest.update(encode_lookahead(view).tobytes())
+        digest.update(encode_lookahead(game.view((view.seat + 1) % game.num_players)).tobytes())
+        digest.update(repr([tuple(f) for f in lookahead.move_facts(view)]).encode())
+        digest.update(expert.act(view).to_bytes(1, "little"))
+    return digest.hexdigest()
+
+
+@pytest.mark.parametrize("variant", FROZEN_DIGESTS)
+def test_the_lookahead_features_are_frozen(variant):
+    options = dict(zip(["2p", "3p", "4p", "4p-cutthroat"], VARIANTS))[variant]
+    assert lookahead_digest(options) == FROZEN_DIGESTS[variant]

@@ -10,9 +10,20 @@ Per arm we keep the pip it shows (``CLOSED`` when the arm does not exist) and wh
 
 from __future__ import annotations
 
-from .tiles import CLOSED, END_NAMES, IS_DOUBLE, NORTH, OTHER_HALF, PIP_TILES, SOUTH, TILE_PIPS, TILES, WEST
+from .tiles import CLOSED, END_NAMES, IS_DOUBLE, NORTH, OTHER_HALF, PIP_TILES, SOUTH, TILE_PIPS, TILES, WEST, mask_tiles
 
 _FITS = tuple(tuple(p in t for p in range(CLOSED + 1)) for t in TILES)
+#: ``_END_COUNT[t][p]``: what the end counts once tile ``t`` is matched against pip ``p`` (a double
+#: both halves, else the half left exposed; ``CLOSED`` where ``t`` does not show ``p``)
+_END_COUNT = tuple(tuple(p + p if a == b and p == a else OTHER_HALF[i][p] for p in range(CLOSED + 1)) for i, (a, b) in enumerate(TILES))
+#: ``_SCORING_ON[p][r]``: mask of the tiles that, matched against an end showing ``p`` while the
+#: other ends count ``r`` modulo 5, make the total a multiple of 5
+_SCORING_ON = tuple(
+    tuple(sum(1 << t for t in range(len(TILES)) if _FITS[t][p] and (r + _END_COUNT[t][p]) % 5 == 0) for r in range(5))
+    for p in range(CLOSED)
+)
+#: mask of the tiles whose lead scores (their pips a positive multiple of 5)
+_SCORING_LEADS = sum(1 << t for t, pips in enumerate(TILE_PIPS) if pips and pips % 5 == 0)
 
 
 class Layout:
@@ -105,6 +116,23 @@ class Layout:
                 out.append(base + 3)
         return out
 
+    def ends_after(self, tile: int, end: int) -> tuple[list[int], list[int]]:
+        """The arms' ``pips`` and ``values`` that placing ``tile`` on ``end`` (assumed legal) would
+        leave, without placing it: what ``place`` writes there, for a lookahead that needs no copy."""
+        if self.num_tiles == 0:
+            a, b = TILES[tile]
+            return [a, b, CLOSED, CLOSED], ([a + a, a + a, 0, 0] if a == b else [a, b, 0, 0])
+        pips = self.pips[:]
+        values = self.values[:]
+        if self.spinner_sides >> end & 1 and self.spinner_covered == 1:
+            pips[NORTH] = pips[SOUTH] = self.spinner
+        p = pips[end]
+        if IS_DOUBLE[tile]:
+            values[end] = p + p
+        else:
+            pips[end] = values[end] = OTHER_HALF[tile][p]
+        return pips, values
+
     def place(self, tile: int, end: int) -> int:
         """Place a tile (assumed legal) and return the points it scores (0 if none)."""
         pips = self.pips
@@ -186,6 +214,37 @@ def placement_points(pips, values, empty: bool, tile: int, end: int) -> int:
         p = pips[end]
         count = values[0] + values[1] + values[2] + values[3] - values[end] + (p + p if IS_DOUBLE[tile] else OTHER_HALF[tile][p])
     return count if count % 5 == 0 else 0
+
+
+def fitting_tiles(pips) -> int:
+    """Mask of the tiles that fit some end of a started layout showing ``pips`` (``CLOSED`` fits none)."""
+    return PIP_TILES[pips[0]] | PIP_TILES[pips[1]] | PIP_TILES[pips[2]] | PIP_TILES[pips[3]]
+
+
+def scoring_replies(pips, values, empty: bool, candidates: int) -> list[int]:
+    """For the tiles of ``candidates`` (none on the table) that would score on some end, the most
+    each would score, one entry per tile in no particular order.
+
+    The positive ``placements_points`` of every placement of ``candidates``, best per tile, without
+    trying every placement: per open end only the tiles that make the total a multiple of 5 are read.
+    """
+    if empty:
+        return [TILE_PIPS[t] for t in mask_tiles(candidates & _SCORING_LEADS)]
+    total = values[0] + values[1] + values[2] + values[3]
+    best: dict[int, int] = {}
+    for p, v in zip(pips, values):
+        if p == CLOSED:
+            continue
+        rest = total - v
+        scoring = candidates & _SCORING_ON[p][rest % 5]
+        while scoring:
+            low = scoring & -scoring
+            t = low.bit_length() - 1
+            scoring ^= low
+            points = rest + _END_COUNT[t][p]
+            if points > best.get(t, 0):
+                best[t] = points
+    return list(best.values())
 
 
 def placements_points(pips, values, empty: bool, actions) -> list[int]:

@@ -154,6 +154,26 @@ def mask_pips(mask: int) -> int:
     return _PIPS0[mask & 127] + _PIPS1[mask >> 7 & 127] + _PIPS2[mask >> 14 & 127] + _PIPS3[mask >> 21 & 127]
 
 
+def _chunk_pip_set_table(first: int) -> tuple[int, ...]:
+    """7-bit mask of the pips shown, per 7-bit mask of the tiles ``first .. first + 6``."""
+    out = []
+    for m in range(1 << 7):
+        pips = 0
+        for i in range(7):
+            if m >> i & 1:
+                pips |= TILE_PIP_MASK[first + i]
+        out.append(pips)
+    return tuple(out)
+
+
+_PIPSET0, _PIPSET1, _PIPSET2, _PIPSET3 = (_chunk_pip_set_table(first) for first in (0, 7, 14, 21))
+
+
+def mask_pip_set(mask: int) -> int:
+    """7-bit mask of the pips shown by the tiles of a mask."""
+    return _PIPSET0[mask & 127] | _PIPSET1[mask >> 7 & 127] | _PIPSET2[mask >> 14 & 127] | _PIPSET3[mask >> 21 & 127]
+
+
 def round_to_five(pips: int) -> int:
     """Round to the nearest multiple of five: remainder 1-2 rounds down, 3-4 rounds up."""
     return (pips + 2) // 5 * 5

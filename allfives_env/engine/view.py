@@ -202,9 +202,23 @@ class PlayerView:
 
     def layout_copy(self) -> Layout:
         """An independent ``Layout`` equal to the one this view saw (for search)."""
-        if self._layout.played == self.played:
-            return self._layout.copy()
-        return rebuild_layout(self.history)
+        return self._seen_layout().copy()
+
+    def ends_after(self, action: int) -> tuple[list[int], list[int]]:
+        """The arms' pips and values that a legal action of this seat would leave (``Layout.ends_after``)."""
+        return self._seen_layout().ends_after(ACTION_TILE[action], ACTION_END[action])
+
+    def ends_after_moves(self) -> list[tuple[list[int], list[int]]]:
+        """``ends_after`` of each of ``legal_actions``, in the same order."""
+        ends_after = self._seen_layout().ends_after
+        return [ends_after(ACTION_TILE[a], ACTION_END[a]) for a in self.legal_actions]
+
+    def _seen_layout(self) -> Layout:
+        """The layout as this view saw it, not to be changed: the game's own while it has not moved
+        on, else one rebuilt from the history (kept for the next call)."""
+        if self._layout.played != self.played:
+            self._layout = rebuild_layout(self.history)
+        return self._layout
 
 
 def rebuild_layout(events) -> Layout:
