@@ -52,30 +52,34 @@ class GameVector:
         self.masks[i] = info["action_mask"]
         return info
 
-    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
-        """One learner move in every game: ``(rewards, terminated, truncated, infos)``; the next
+    def step(self, actions, indices=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+        """One learner move in every game (or in the games ``indices``, one action each):
+        ``(rewards, terminated, truncated, infos)`` of those games, in their order; their next
         observations and masks are in ``obs`` and ``masks`` (those of the last position of a game
-        that ended). Raises as ``SingleAgentEnv.step`` does, before any game has moved, for a
-        finished game; an illegal move raises from the game it was given to."""
-        envs = self.envs
+        that ended), the other rows are left as they are. Raises as ``SingleAgentEnv.step`` does,
+        before any game has moved, for a finished game; an illegal move raises from the game it was
+        given to."""
+        rows = range(len(self.envs)) if indices is None else [int(i) for i in indices]
+        envs = [self.envs[i] for i in rows]
         if len(actions) != len(envs):
             raise ValueError(f"expected {len(envs)} actions, one per game, got {len(actions)}")
         results: list = [env._play(action) for env, action in zip(envs, actions)]
-        moving = [i for i, r in enumerate(results) if r is None]
-        self._play_others([envs[i] for i in moving])
-        for i in moving:
-            env = envs[i]
-            results[i] = env._outcome(env._encode(env.game.view(env._viewer()), self.obs[i]))
-        rewards = np.empty(len(envs), np.float32)
+        moving = [k for k, r in enumerate(results) if r is None]
+        self._play_others([envs[k] for k in moving])
+        for k in moving:
+            env = envs[k]
+            results[k] = env._outcome(env._encode(env.game.view(env._viewer()), self.obs[rows[k]]))
+        rewards = np.empty(len(envs), np.float64)
         terminated = np.empty(len(envs), bool)
         truncated = np.empty(len(envs), bool)
         infos = []
         encoded = set(moving)
-        for i, (obs, reward, term, trunc, info) in enumerate(results):
-            if i not in encoded:
+        for k, (obs, reward, term, trunc, info) in enumerate(results):
+            i = rows[k]
+            if k not in encoded:
                 self.obs[i] = obs
             self.masks[i] = info["action_mask"]
-            rewards[i], terminated[i], truncated[i] = reward, term, trunc
+            rewards[k], terminated[k], truncated[k] = reward, term, trunc
             infos.append(info)
         return rewards, terminated, truncated, infos
 
