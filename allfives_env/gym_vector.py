@@ -103,7 +103,9 @@ class AllFivesVectorEnv(VectorEnv):
         self.single_action_space = envs[0].action_space
         for env in envs:
             if env.observation_space != self.single_observation_space:
-                raise ValueError(f"the envs' observation spaces differ: {env.observation_space} != {self.single_observation_space}")
+                raise ValueError(
+                    f"the envs' observation spaces differ: {env.observation_space} != {self.single_observation_space}"
+                )
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._autoreset = np.zeros(self.num_envs, bool)
@@ -120,7 +122,9 @@ class AllFivesVectorEnv(VectorEnv):
         else:
             seeds = list(seed)
         if len(seeds) != n:
-            raise ValueError(f"If seeds are passed as a list the length must match num_envs={n} but got length={len(seeds)}.")
+            raise ValueError(
+                f"If seeds are passed as a list the length must match num_envs={n} but got length={len(seeds)}."
+            )
         mask = np.ones(n, bool)
         if options is not None and "reset_mask" in options:
             options = dict(options)
@@ -253,5 +257,7 @@ def _check_reset_mask(mask, n: int) -> np.ndarray:
     if mask.dtype != np.bool_:
         raise TypeError(f"`options['reset_mask']` must have `dtype=np.bool_`, got {mask.dtype}")
     if not np.any(mask):
-        raise ValueError(f"`options['reset_mask']` must contain a boolean array with at least one True value, got reset_mask={mask}")
+        raise ValueError(
+            f"`options['reset_mask']` must contain a boolean array with at least one True value, got reset_mask={mask}"
+        )
     return mask
