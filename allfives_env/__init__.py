@@ -27,6 +27,7 @@ _LAZY = {
     "env": "allfives_env.aec",
     "raw_env": "allfives_env.aec",
     "SingleAgentEnv": "allfives_env.single_agent",
+    "AllFivesVectorEnv": "allfives_env.gym_vector",
     "rllib_env": "allfives_env.rllib_adapter",
     "OBS_VERSION": "allfives_env.observation",
     "OBS_SIZE": "allfives_env.observation",

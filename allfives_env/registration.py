@@ -23,6 +23,8 @@ HAND_EPISODE_STEPS = 27
 #: action ends the episode with ``illegal_reward``, as PettingZoo's ``TerminateIllegalWrapper``
 #: does), so gymnasium's and SB3's ``check_env`` pass with sampled actions; give
 #: ``illegal_action="raise"`` to ``gymnasium.make`` for the engine's ``IllegalMoveError`` instead.
+#: ``gymnasium.make_vec(id, n)`` builds ``allfives_env.gym_vector.AllFivesVectorEnv`` (the ids'
+#: ``vector_entry_point``); ``vectorization_mode="sync"`` / ``"async"`` gymnasium's own.
 GYM_VARIANTS = {
     "AllFives-v0": ({"num_players": 2}, None),
     "AllFives-3p-v0": ({"num_players": 3}, None),
@@ -45,6 +47,7 @@ def register_gymnasium() -> None:
                 gymnasium.register(
                     id=env_id,
                     entry_point="allfives_env.single_agent:SingleAgentEnv",
+                    vector_entry_point="allfives_env.gym_vector:AllFivesVectorEnv",
                     max_episode_steps=max_steps,
                     kwargs={**REGISTERED_DEFAULTS, **options},
                 )

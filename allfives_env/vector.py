@@ -30,10 +30,11 @@ from .single_agent import SingleAgentEnv
 
 class GameVector:
     """``SingleAgentEnv``\\ s stepped together (see the module docstring); all must share one
-    observation space."""
+    observation space. ``first``: the index of the first game in a larger vector (a worker's share)."""
 
-    def __init__(self, envs: Sequence[SingleAgentEnv]) -> None:
+    def __init__(self, envs: Sequence[SingleAgentEnv], first: int = 0) -> None:
         self.envs = list(envs)
+        self.first = first  #: the index of game 0 in a larger vector, for error messages
         if not self.envs:
             raise ValueError("a GameVector needs at least one environment")
         shapes = {env.observation_space.shape for env in self.envs}
@@ -52,36 +53,47 @@ class GameVector:
         self.masks[i] = info["action_mask"]
         return info
 
-    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
-        """One learner move in every game: ``(rewards, terminated, truncated, infos)``; the next
+    def check(self, i: int, action) -> None:
+        """Raise what ``step`` would raise for ``action`` in game ``i``, its message starting
+        ``game I:`` (``I`` counted from ``first``) and ``exc.game_index`` set; changes nothing."""
+        try:
+            self.envs[i]._checked(action)
+        except (TypeError, ValueError, RuntimeError) as exc:
+            index = self.first + i
+            exc.args = (f"game {index}: {exc.args[0] if exc.args else exc}", *exc.args[1:])
+            exc.game_index = index
+            raise
+
+    def step(self, actions, indices=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+        """One learner move in every game (or in the games ``indices``, one action each):
+        ``(rewards, terminated, truncated, infos)`` of those games, in their order; their next
         observations and masks are in ``obs`` and ``masks`` (those of the last position of a game
-        that ended). A bad action raises as ``SingleAgentEnv.step`` does, with a note naming its
-        game, before any game has moved."""
-        envs = self.envs
+        that ended), the other rows are left as they are. A bad action raises as
+        ``SingleAgentEnv.step`` does, its message starting ``game I:`` (and ``exc.game_index``),
+        before any game has moved."""
+        rows = range(len(self.envs)) if indices is None else [int(i) for i in indices]
+        envs = [self.envs[i] for i in rows]
         if len(actions) != len(envs):
             raise ValueError(f"expected {len(envs)} actions, one per game, got {len(actions)}")
-        for i, (env, action) in enumerate(zip(envs, actions)):
-            try:
-                env._checked(action)
-            except Exception as exc:
-                exc.add_note(f"(the action of game {i} of {len(envs)})")
-                raise
+        for i, action in zip(rows, actions):
+            self.check(i, action)
         results: list = [env._play(action) for env, action in zip(envs, actions)]
-        moving = [i for i, r in enumerate(results) if r is None]
-        self._play_others([envs[i] for i in moving])
-        for i in moving:
-            env = envs[i]
-            results[i] = env._outcome(env._encode(env.game.view(env._viewer()), self.obs[i]))
-        rewards = np.empty(len(envs), np.float32)
+        moving = [k for k, r in enumerate(results) if r is None]
+        self._play_others([envs[k] for k in moving])
+        for k in moving:
+            env = envs[k]
+            results[k] = env._outcome(env._encode(env.game.view(env._viewer()), self.obs[rows[k]]))
+        rewards = np.empty(len(envs), np.float64)
         terminated = np.empty(len(envs), bool)
         truncated = np.empty(len(envs), bool)
         infos = []
         encoded = set(moving)
-        for i, (obs, reward, term, trunc, info) in enumerate(results):
-            if i not in encoded:
+        for k, (obs, reward, term, trunc, info) in enumerate(results):
+            i = rows[k]
+            if k not in encoded:
                 self.obs[i] = obs
             self.masks[i] = info["action_mask"]
-            rewards[i], terminated[i], truncated[i] = reward, term, trunc
+            rewards[k], terminated[k], truncated[k] = reward, term, trunc
             infos.append(info)
         return rewards, terminated, truncated, infos
 

@@ -9,6 +9,11 @@ all alike; the medians and the ratios are printed. The All Fives observation is 
 accelerator where it was built (see ``allfives_env.observation``); ``--pure`` measures the
 pure-Python encoder instead.
 
+Two more rows compare gymnasium's vector API on ``--vector`` games (default 16) against the shipped
+``ppo:`` network of that many players: ``allfives_env.gym_vector.AllFivesVectorEnv`` (the network
+asked once for all the games waiting on it) and ``gymnasium.vector.SyncVectorEnv`` over the same
+``SingleAgentEnv``\ s, counting the learner's decisions (random legal actions); ``--vector 0`` skips them.
+
     python benchmarks/env_speed.py --seconds 15
 """
 
@@ -19,9 +24,13 @@ import json
 import os
 import random
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
 
 def pettingzoo_decisions(make_env, seconds: float, seed: int) -> tuple[int, float]:
@@ -65,6 +74,47 @@ def openspiel_decisions(seconds: float, seed: int) -> tuple[int, float]:
     return decisions, time.perf_counter() - start
 
 
+def vector_decisions(make_vec, seconds: float, seed: int) -> tuple[int, float]:
+    envs = make_vec()
+    rng = np.random.default_rng(seed)
+    _, info = envs.reset(seed=seed)
+    decisions = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        masks = info["action_mask"]
+        actions = np.zeros(len(masks), np.int64)
+        for i, mask in enumerate(masks):
+            legal = np.flatnonzero(mask)
+            if legal.size:  # none: the step that autoresets a game that ended
+                actions[i] = legal[rng.integers(legal.size)]
+                decisions += 1
+        _, _, _, _, info = envs.step(actions)
+    elapsed = time.perf_counter() - start
+    envs.close()
+    return decisions, elapsed
+
+
+def vector_contestants(players: int, n: int):
+    """``{label: make_vec}`` for the two vector envs against the shipped network, or ``{}``."""
+    from gymnasium.vector import SyncVectorEnv
+
+    from agents import make_agent
+    from allfives_env.gym_vector import AllFivesVectorEnv
+    from allfives_env.single_agent import SingleAgentEnv
+
+    model = Path(__file__).resolve().parents[1] / "models" / f"allfives_{players}p.zip"
+    if n < 1 or not model.exists():
+        return {}
+
+    def single():
+        return SingleAgentEnv(opponents=make_agent(f"ppo:{model}"), num_players=players)
+
+    return {
+        "AllFivesVectorEnv": lambda: AllFivesVectorEnv(env_fns=[single] * n),
+        "SyncVectorEnv": lambda: SyncVectorEnv([single] * n),
+    }
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=15.0, help="seconds per contestant in all (default 15)")
@@ -72,6 +122,7 @@ def main(argv=None) -> int:
     parser.add_argument("--players", type=int, default=4, help="All Fives players (default 4, as team dominoes)")
     parser.add_argument("--raw", action="store_true", help="unwrapped PettingZoo envs on both sides")
     parser.add_argument("--pure", action="store_true", help="the pure-Python observation encoder, not the C accelerator")
+    parser.add_argument("--vector", type=int, default=16, help="games in the vector-env rows (0: skip them)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -91,8 +142,9 @@ def main(argv=None) -> int:
     else:
         ours = lambda: aec.env(num_players=args.players)  # noqa: E731
         c4 = lambda: connect_four_v3.env()  # noqa: E731
+    vectors = vector_contestants(args.players, args.vector)
     per_round = args.seconds / args.rounds
-    rates = {"allfives": [], "connect_four_v3": [], "python_team_dominoes": []}
+    rates = {"allfives": [], "connect_four_v3": [], "python_team_dominoes": [], **{k: [] for k in vectors}}
     for r in range(args.rounds):
         d, s = pettingzoo_decisions(ours, per_round, args.seed + 1000 * r)
         rates["allfives"].append(d / s)
@@ -100,6 +152,9 @@ def main(argv=None) -> int:
         rates["connect_four_v3"].append(d / s)
         d, s = openspiel_decisions(per_round, args.seed + r)
         rates["python_team_dominoes"].append(d / s)
+        for label, make_vec in vectors.items():
+            d, s = vector_decisions(make_vec, per_round, args.seed + 1000 * r)
+            rates[label].append(d / s)
     med = {k: statistics.median(v) for k, v in rates.items()}
     ratio_c4 = statistics.median(a / b for a, b in zip(rates["allfives"], rates["connect_four_v3"]))
     ratio_os = statistics.median(a / b for a, b in zip(rates["allfives"], rates["python_team_dominoes"]))
@@ -110,12 +165,19 @@ def main(argv=None) -> int:
         (f"PettingZoo connect_four_v3 ({kind})", med["connect_four_v3"], f"   ratio {ratio_c4:.2f}x"),
         ("OpenSpiel python_team_dominoes", med["python_team_dominoes"], f"   ratio {ratio_os:.2f}x"),
     ]
+    if vectors:
+        ratio_vec = statistics.median(a / b for a, b in zip(rates["AllFivesVectorEnv"], rates["SyncVectorEnv"]))
+        rows += [
+            (f"AllFivesVectorEnv ({args.vector} games vs ppo)", med["AllFivesVectorEnv"], f"   ratio {ratio_vec:.2f}x"),
+            (f"gymnasium SyncVectorEnv ({args.vector} games vs ppo)", med["SyncVectorEnv"], ""),
+        ]
     for label, rate, ratio in rows:
         print(f"{label:<46} {rate:>10,.0f} decisions/s{ratio}")
     if args.json:
         print(json.dumps({"decisions_per_s": {k: round(v) for k, v in med.items()}, "ratio_connect_four": round(ratio_c4, 2),
                           "ratio_team_dominoes": round(ratio_os, 2), "wrapped": not args.raw, "players": args.players,
-                          "accelerated": ACCELERATED}))
+                          "accelerated": ACCELERATED,
+                          **({"ratio_vector_env": round(ratio_vec, 2), "vector_games": args.vector} if vectors else {})}))
     return 0
 
 

@@ -115,9 +115,11 @@ def test_a_bad_action_names_its_game_and_moves_no_game(workers):
         bad[2] = np.flatnonzero(~masks[2])[0]
         with pytest.raises(IllegalMoveError) as caught:
             vec.step(bad)
-        assert "illegal move for player" in str(caught.value) and "(the action of game 2 of 4)" in caught.value.__notes__[-1 if workers == 0 else 0]
-        with pytest.raises(ValueError, match="expected 4 actions, one per game, got 3"):
+        assert str(caught.value).startswith("game 2: illegal move for player") and caught.value.game_index == 2
+        with pytest.raises(ValueError, match=r"expected 4 actions, one per game, got an array of shape \(3,\)"):
             vec.step(actions[:3])
+        with pytest.raises(TypeError, match="game 0: an action must be an int"):
+            vec.step(actions.astype(float))
         same_step(reference.step(actions), vec.step(actions))  # nothing had moved
     finally:
         vec.close()

@@ -32,8 +32,8 @@ MASKS_METHOD = "action_masks"
 class _Games:
     """One group of games with DummyVecEnv's autoreset; run by a worker or by ``BatchedVecEnv`` itself."""
 
-    def __init__(self, env_fns: Sequence[Callable], obs: np.ndarray, masks: np.ndarray) -> None:
-        self.vector = GameVector([fn() for fn in env_fns])
+    def __init__(self, env_fns: Sequence[Callable], obs: np.ndarray, masks: np.ndarray, first: int = 0) -> None:
+        self.vector = GameVector([fn() for fn in env_fns], first)
         self.vector.obs, self.vector.masks = obs, masks  # the shared rows of this group
         self.envs = self.vector.envs
 
@@ -53,6 +53,13 @@ class _Games:
             if "TimeLimit.truncated" not in info:
                 info["TimeLimit.truncated"] = False
         return rewards, dones, infos, reset_infos
+
+    def raising_on(self) -> list[bool]:
+        """Per game: whether an illegal action raises (rather than ending its episode)."""
+        return [env.illegal_action == "raise" for env in self.envs]
+
+    def check(self, action, indices) -> None:
+        self.vector.check(indices[0], action)
 
     def reset(self, seeds, options) -> list[dict]:
         return [self.vector.reset(i, seed=seed, options=opt) for i, (seed, opt) in enumerate(zip(seeds, options))]
@@ -83,7 +90,7 @@ def _worker(remote, parent_remote, fns_wrapper, obs_raw, masks_raw, rows: slice,
     try:
         obs = np.frombuffer(obs_raw, np.float32).reshape(-1, *obs_shape)[rows]
         masks = np.frombuffer(masks_raw, np.bool_).reshape(-1, NUM_ACTIONS)[rows]
-        games = _Games(fns_wrapper.var, obs, masks)
+        games = _Games(fns_wrapper.var, obs, masks, rows.start)
         remote.send(("ok", games.spaces()))
         while True:
             command, args = remote.recv()
@@ -144,18 +151,26 @@ class BatchedVecEnv(VecEnv):
                 work_remote.close()
                 self._remotes.append(remote)
                 self._processes.append(process)
-            spaces = [self._answer(g) for g in range(self.workers)][0]
+            spaces = self._answers(range(self.workers))[0]
         super().__init__(n, *spaces)
+        self._raising = np.array([r for answer in self._call("raising_on", lambda g, rows: ()) for r in answer])
 
     # ------------------------------------------------------------------ the workers
-    def _answer(self, g: int):
-        try:
-            status, value = self._remotes[g].recv()
-        except EOFError:
-            raise RuntimeError(f"BatchedVecEnv worker {g} died (its games: {self._slices[g]})") from None
-        if status == "error":
-            raise value
-        return value
+    def _answers(self, groups) -> list:
+        """The answers of the workers ``groups``, all read (so none is left in a pipe); then the
+        first error among them is raised."""
+        answers, error = [], None
+        for g in groups:
+            try:
+                status, value = self._remotes[g].recv()
+            except EOFError:
+                status, value = "error", RuntimeError(f"BatchedVecEnv worker {g} died (its games: {self._slices[g]})")
+            if status == "error" and error is None:
+                error = value
+            answers.append(value)
+        if error is not None:
+            raise error
+        return answers
 
     def _call(self, command: str, per_group: Callable[[int, slice], tuple]) -> list:
         """Run ``command`` on every group (at once, in the workers); one answer per group."""
@@ -163,7 +178,7 @@ class BatchedVecEnv(VecEnv):
             return [getattr(self._local, command)(*per_group(0, self._slices[0]))]
         for g, rows in enumerate(self._slices):
             self._remotes[g].send((command, per_group(g, rows)))
-        return [self._answer(g) for g in range(self.workers)]
+        return self._answers(range(self.workers))
 
     def _groups_of(self, indices) -> dict[int, list[int]]:
         """``{group: local indices}`` of the envs ``indices`` (all by default)."""
@@ -180,11 +195,7 @@ class BatchedVecEnv(VecEnv):
             return self._local_some(command, groups, args)
         for g, local in groups.items():
             self._remotes[g].send((command, _ordered_args(command, local, args)))
-        results = []
-        for g in groups:
-            answer = self._answer(g)
-            results.extend(answer if answer is not None else [])
-        return results
+        return [x for answer in self._answers(groups) if answer is not None for x in answer]
 
     def _local_some(self, command: str, groups: dict, args) -> list:
         answer = getattr(self._local, command)(*_ordered_args(command, groups.get(0, []), args))
@@ -192,7 +203,7 @@ class BatchedVecEnv(VecEnv):
 
     # ------------------------------------------------------------------ VecEnv
     def step_async(self, actions: np.ndarray) -> None:
-        actions = np.asarray(actions)
+        actions = self._checked(actions)
         if self._local is None:
             for g, rows in enumerate(self._slices):
                 self._remotes[g].send(("step", (actions[rows],)))
@@ -200,12 +211,28 @@ class BatchedVecEnv(VecEnv):
             self._pending = actions
         self.waiting = True
 
+    def _checked(self, actions) -> np.ndarray:
+        """The actions, refused before any game (in any worker) moves: one integer per game, and
+        legal where the game raises on illegal moves (the worker of that game says why not)."""
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,):
+            raise ValueError(f"expected {self.num_envs} actions, one per game, got an array of shape {actions.shape}")
+        if self._local is None:  # in this process GameVector.step checks every game first itself
+            if not np.issubdtype(actions.dtype, np.integer):
+                self._call_some("check", [0], actions[0])
+            legal = np.zeros(self.num_envs, bool)
+            inside = np.flatnonzero((actions >= 0) & (actions < NUM_ACTIONS))
+            legal[inside] = self._masks[inside, actions[inside]]
+            illegal = np.flatnonzero(self._raising & ~legal)
+            if illegal.size:
+                self._call_some("check", illegal[:1].tolist(), actions[illegal[0]])
+        return actions
+
     def step_wait(self):
-        if self._local is not None:
-            answers = [self._local.step(self._pending)]
-        else:
-            answers = [self._answer(g) for g in range(self.workers)]
-        self.waiting = False
+        try:
+            answers = [self._local.step(self._pending)] if self._local is not None else self._answers(range(self.workers))
+        finally:
+            self.waiting = False
         rewards = np.concatenate([a[0] for a in answers]).astype(np.float32)
         dones = np.concatenate([a[1] for a in answers])
         infos = [info for a in answers for info in a[2]]
@@ -231,8 +258,10 @@ class BatchedVecEnv(VecEnv):
             self._local.close()
         else:
             if self.waiting:
-                for g in range(self.workers):
-                    self._answer(g)
+                try:
+                    self._answers(range(self.workers))
+                except Exception:
+                    pass
             for remote in self._remotes:
                 try:
                     remote.send(("close", None))

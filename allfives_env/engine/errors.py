@@ -27,8 +27,14 @@ class IllegalMoveError(ValueError):
         legal_text = ", ".join(f"{a} ({action_name(a)})" for a in self.legal) or "none"
         super().__init__(f"illegal move for player {player}: {what}: {reason}; legal moves: {legal_text}")
 
-    def __reduce__(self):  # so that it crosses process boundaries (vector env workers) whole
-        return type(self), (self.action, self.player, self.legal, self.reason), self.__dict__
+    # so that it crosses process boundaries (vector env workers) whole, message and notes included
+    def __reduce__(self):
+        return type(self), (self.action, self.player, self.legal, self.reason), dict(self.__dict__, args=self.args)
+
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        self.args = state.pop("args", self.args)
+        self.__dict__.update(state)
 
 
 class GameOverError(RuntimeError):
