@@ -35,12 +35,18 @@ def mlp(sizes: list[int], activation) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
+#: ``net.precision``: the dtype of the hidden layers' matrix products in training (``None``: float32).
+#: The weights stay float32, and exported policies run in float32.
+PRECISIONS = {"float32": None, "bfloat16": torch.bfloat16}
+
+
 class ScoringExtractor(nn.Module):
     """SB3 ``mlp_extractor``: ``(latent_pi, latent_vf) = ([mlp_pi(state), obs], mlp_vf(state))``,
     where ``state`` is the position part of the observation (``action_features.STATE_SIZE``)."""
 
-    def __init__(self, feature_dim: int, pi: list[int], vf: list[int], activation) -> None:
+    def __init__(self, feature_dim: int, pi: list[int], vf: list[int], activation, precision: str = "float32") -> None:
         super().__init__()
+        self.autocast = PRECISIONS[precision]
         self.state_dim = af.STATE_SIZE[obs_version_of_size(feature_dim)]
         self.policy_net = mlp([self.state_dim, *pi], activation)
         self.value_net = mlp([self.state_dim, *vf], activation)
@@ -52,10 +58,17 @@ class ScoringExtractor(nn.Module):
         return self.forward_actor(features), self.forward_critic(features)
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
-        return torch.cat([self.policy_net(features[:, : self.state_dim]), features], dim=-1)
+        return torch.cat([self._hidden(self.policy_net, features), features], dim=-1)
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
-        return self.value_net(features[:, : self.state_dim])
+        return self._hidden(self.value_net, features)
+
+    def _hidden(self, net: nn.Sequential, features: torch.Tensor) -> torch.Tensor:
+        """``net`` on the position part, its matrix products in ``precision`` (the result in float32)."""
+        if self.autocast is None:
+            return net(features[:, : self.state_dim])
+        with torch.autocast(features.device.type, dtype=self.autocast):
+            return net(features[:, : self.state_dim]).float()
 
 
 class ActionScorer(nn.Module):
@@ -129,16 +142,20 @@ class ActionScorer(nn.Module):
 
 
 class AllFivesPolicy(MaskableActorCriticPolicy):
-    """MaskablePPO policy with the action-scoring head (``policy_kwargs``: ``net_arch``, ``scorer_width``)."""
+    """MaskablePPO policy with the action-scoring head (``policy_kwargs``: ``net_arch``, ``scorer_width``,
+    ``precision``: ``PRECISIONS``)."""
 
-    def __init__(self, *args, scorer_width: int = 64, **kwargs) -> None:
+    def __init__(self, *args, scorer_width: int = 64, precision: str = "float32", **kwargs) -> None:
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         self.scorer_width = scorer_width
+        self.precision = precision
         self._legal_mask = None
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
         arch = self.net_arch if isinstance(self.net_arch, dict) else {"pi": list(self.net_arch), "vf": list(self.net_arch)}
-        self.mlp_extractor = ScoringExtractor(self.features_dim, list(arch.get("pi", [])), list(arch.get("vf", [])), self.activation_fn)
+        self.mlp_extractor = ScoringExtractor(self.features_dim, list(arch.get("pi", [])), list(arch.get("vf", [])), self.activation_fn, self.precision)
 
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)
@@ -174,4 +191,5 @@ class AllFivesPolicy(MaskableActorCriticPolicy):
     def _get_constructor_parameters(self) -> dict:
         data = super()._get_constructor_parameters()
         data["scorer_width"] = self.scorer_width
+        data["precision"] = self.precision
         return data

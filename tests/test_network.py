@@ -68,3 +68,35 @@ def test_the_mask_is_only_used_inside_one_call(tmp_path):
     with torch.no_grad():
         logits = policy.get_distribution(obs).distribution.logits
     assert logits.shape == (len(obs), NUM_ACTIONS) and torch.isfinite(logits).all()
+
+
+def test_bfloat16_hidden_layers_train_float32_weights_and_export_as_float32(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    from agents.network import AllFivesPolicy
+    from agents.policy import NumpyPolicy
+    from allfives_env.single_agent import SingleAgentEnv
+    from train.callbacks import save_model
+
+    kwargs = {"net_arch": {"pi": [64, 64], "vf": [32]}, "precision": "bfloat16"}
+    model = MaskablePPO(AllFivesPolicy, SingleAgentEnv(obs_version=2), policy_kwargs=kwargs, seed=0, device="cpu")
+    policy = model.policy
+    assert all(p.dtype == torch.float32 for p in policy.parameters())
+    obs, masks, actions = positions(2, dict(num_players=2), seed=7, limit=64)
+    values, log_prob, entropy = policy.evaluate_actions(obs, actions, action_masks=masks)
+    assert values.dtype == log_prob.dtype == torch.float32
+    (values.mean() - log_prob.mean()).backward()
+    assert all(p.grad is None or p.grad.dtype == torch.float32 for p in policy.parameters())
+    # the same weights in float32 give nearly the same distribution (bfloat16 keeps ~3 digits)
+    full = AllFivesPolicy(policy.observation_space, policy.action_space, lambda _: 3e-4, net_arch=kwargs["net_arch"])
+    full.load_state_dict(policy.state_dict())
+    with torch.no_grad():
+        _, exact, _ = full.evaluate_actions(obs, actions, action_masks=masks)
+    torch.testing.assert_close(log_prob.detach(), exact, atol=0.05, rtol=0.05)
+    # saved and loaded with its precision; exported to numpy in float32
+    save_model(model, tmp_path / "bf16.zip", {"obs_version": 2, "obs_size": obs.shape[1], "rules": {"num_players": 2}})
+    assert MaskablePPO.load(tmp_path / "bf16.zip", device="cpu").policy.precision == "bfloat16"
+    actor = NumpyPolicy.from_sb3(policy)
+    np.testing.assert_allclose(actor.logits(obs[:4].numpy())[masks[:4].numpy()], full.action_net(full.mlp_extractor.forward_actor(obs[:4])).detach().numpy()[masks[:4].numpy()], rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="precision must be one of float32, bfloat16"):
+        AllFivesPolicy(policy.observation_space, policy.action_space, lambda _: 3e-4, precision="float16")

@@ -163,3 +163,18 @@ def test_shipping_a_cut_throat_policy_plays_separate_two_agent_matches(tmp_path)
     # a padded group a b a: each game holds two meetings of the policy with its opponent
     assert all(r["games"] == 2 * evaluation["games_per_opponent"] for r in evaluation["results"])
     assert {(r["a"], r["b"]) for r in evaluation["among_baselines"]} == {("random", "greedy"), ("random", "expert"), ("greedy", "expert")}
+
+
+@pytest.mark.slow
+def test_a_batched_run_in_worker_processes_trains_and_resumes(tmp_path):
+    run_dir = tmp_path / "run"
+    options = ["vec_env=batched", "env_workers=2", "n_envs=4", "ppo.n_steps=64", "update_threads=2", "net.precision=bfloat16"]
+    result = run_cli("train", "--config", str(TINY), "--run-dir", str(run_dir), "--no-progress", *options)
+    assert result.returncode == 0, result.stderr
+    assert list((run_dir / "pool").glob("snap_*.npz")), "self-play snapshots reached the workers' pool"
+    saved = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert (saved["vec_env"], saved["env_workers"], saved["net"]["precision"]) == ("batched", 2, "bfloat16")
+    resumed = run_cli("train", "--run-dir", str(run_dir), "--resume", "total_steps=1024", "env_workers=0", "--no-progress")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "from step 512" in resumed.stdout
+    assert json.loads((run_dir / "checkpoints" / "latest.json").read_text())["steps"] >= 1024

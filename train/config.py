@@ -85,6 +85,9 @@ class NetConfig:
     vf: list[int] = field(default_factory=lambda: [256, 256])
     scorer_width: int = 64
     activation: str = "tanh"
+    #: the hidden layers' matrix products in training: "float32", or "bfloat16" (about 3x faster
+    #: on CPUs with AVX-512 BF16; weights and exported policies stay float32); scorer policy only
+    precision: str = "float32"
     #: the observation the policy reads: 1, or 2 (version 1 and the lookahead pieces; see
     #: allfives_env.observation)
     obs_version: int = 1
@@ -347,6 +350,8 @@ def validate(config: TrainConfig) -> None:
         (config.net.activation in ("tanh", "relu"), "net.activation must be tanh or relu"),
         (config.net.policy in ("scorer", "mlp"), "net.policy must be scorer or mlp"),
         (config.net.scorer_width >= 1, "net.scorer_width must be at least 1"),
+        (config.net.precision in ("float32", "bfloat16"), "net.precision must be float32 or bfloat16"),
+        (config.net.precision == "float32" or config.net.policy == "scorer", "net.precision bfloat16 needs net.policy scorer"),
         (config.net.obs_version in OBS_SIZES, f"net.obs_version must be one of {', '.join(map(str, OBS_SIZES))}"),
         (all(n >= 1 for n in config.net.pi + config.net.vf), "net layer sizes must be positive"),
         (config.eval.every >= 1 and config.eval.games >= 2 and config.eval.final_games >= 2, "eval.every >= 1, eval.games and eval.final_games >= 2"),

@@ -177,6 +177,7 @@ def policy_spec(cfg: TrainConfig) -> tuple[type, dict]:
     policy_kwargs = {"net_arch": {"pi": list(cfg.net.pi), "vf": list(cfg.net.vf)}, "activation_fn": activation}
     if cfg.net.policy == "scorer":
         policy_kwargs["scorer_width"] = cfg.net.scorer_width
+        policy_kwargs["precision"] = cfg.net.precision
         return AllFivesPolicy, policy_kwargs
     return MaskableActorCriticPolicy, policy_kwargs
 
