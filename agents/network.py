@@ -40,6 +40,15 @@ def mlp(sizes: list[int], activation) -> nn.Sequential:
 PRECISIONS = {"float32": None, "bfloat16": torch.bfloat16}
 
 
+def in_float32(policy):
+    """``policy`` with its hidden layers back in float32 (``net.precision`` is a training speed-up):
+    how exports, parity checks and ``NumpyPolicy`` run it. Returns it."""
+    extractor = getattr(policy, "mlp_extractor", None)
+    if isinstance(extractor, ScoringExtractor):
+        extractor.autocast = None
+    return policy
+
+
 class ScoringExtractor(nn.Module):
     """SB3 ``mlp_extractor``: ``(latent_pi, latent_vf) = ([mlp_pi(state), obs], mlp_vf(state))``,
     where ``state`` is the position part of the observation (``action_features.STATE_SIZE``)."""

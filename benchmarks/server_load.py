@@ -25,7 +25,6 @@ import json
 import os
 import random
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -35,10 +34,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from allfives_env.engine import Game, Rules  # noqa: E402
 from allfives_env.engine.events import event_to_dict, public_event  # noqa: E402
 from allfives_env.engine.tiles import TILES, mask_tiles  # noqa: E402
+from revision import export_revision  # noqa: E402
 
 
 def requests_from_games(rules: Rules, count: int, seed: int) -> list[bytes]:
@@ -153,18 +154,6 @@ class Server:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-
-
-def export_revision(ref: str, target: Path) -> Path:
-    """The tree of git revision ``ref`` in ``target``, with this checkout's compiled accelerator
-    when the C source is the same."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
-    source = ROOT / "allfives_env" / "_fastobs.c"
-    if (target / "allfives_env" / "_fastobs.c").read_bytes() == source.read_bytes():
-        for built in (ROOT / "allfives_env").glob("_fastobs*.so"):
-            shutil.copy(built, target / "allfives_env")
-    return target
 
 
 def main(argv=None) -> int:

@@ -10,10 +10,13 @@ PettingZoo's SB3 action-masking tutorial pipeline on connect_four_v3, in the sam
   self-play. Its wrapper is copied unchanged except that it also subclasses ``gymnasium.Env``,
   which today's ``ActionMasker`` requires; steps/s over ``model.learn``.
 
-Rounds alternate ours and the peer, each in a fresh process with ``torch_threads`` as the recipe
-sets (1); the medians and their ratio are printed (``--json``: one line).
+- **baseline** (``--baseline REF``): ``allfives train`` of git revision ``REF`` (``git archive``)
+  on that revision's own recipe, for before/after figures in the same run.
 
-    python benchmarks/train_speed.py --steps 40000 --rounds 3
+Rounds alternate ours, the baseline and the peer, each in a fresh process with the threads the
+recipe sets; the medians and the ratios to the peer are printed (``--json``: one line).
+
+    python benchmarks/train_speed.py --steps 40960 --rounds 3 --baseline cc99836
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from revision import export_revision  # noqa: E402
 
 PEER = r'''
 import sys, time
@@ -101,10 +107,10 @@ print(card["steps"], card["wall_seconds"])
 '''
 
 
-def run(code: str, *args) -> float:
-    """Steps/s that ``code`` prints (``steps seconds`` on its last line)."""
-    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, cwd=ROOT,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=3600)
+def run(code: str, *args, root: Path = ROOT) -> float:
+    """Steps/s that ``code`` prints (``steps seconds`` on its last line), run in the tree ``root``."""
+    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, cwd=root,
+                         env=dict(os.environ, PYTHONPATH=str(root)), timeout=3600)
     if out.returncode != 0:
         raise SystemExit(out.stderr[-2000:])
     steps, seconds = out.stdout.strip().splitlines()[-1].split()
@@ -117,26 +123,39 @@ def main(argv=None) -> dict:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--config", default=str(ROOT / "configs" / "ppo_2p.yaml"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--baseline", metavar="REF", help="also train with this git revision (its own configs/ppo_2p.yaml)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    ours, peer = [], []
+    ours, baseline, peer = [], [], []
     started = time.perf_counter()
-    for r in range(args.rounds):
-        with tempfile.TemporaryDirectory(prefix="allfives-train-speed-") as folder:
-            ours.append(run(OURS, args.steps, args.seed + r, Path(folder) / "run", args.config))
-        peer.append(run(PEER, args.steps, args.seed + r))
-        if not args.json:
-            print(f"round {r + 1}: allfives train {ours[-1]:,.0f} steps/s, connect_four tutorial {peer[-1]:,.0f} steps/s")
+    with tempfile.TemporaryDirectory(prefix="allfives-train-speed-") as folder:
+        old_tree = export_revision(args.baseline, Path(folder) / "baseline") if args.baseline else None
+        for r in range(args.rounds):
+            ours.append(run(OURS, args.steps, args.seed + r, Path(folder) / f"run{r}", args.config))
+            if old_tree is not None:
+                baseline.append(run(OURS, args.steps, args.seed + r, Path(folder) / f"old{r}", old_tree / "configs" / "ppo_2p.yaml", root=old_tree))
+            peer.append(run(PEER, args.steps, args.seed + r))
+            if not args.json:
+                old = f", {args.baseline} {baseline[-1]:,.0f} steps/s" if baseline else ""
+                print(f"round {r + 1}: allfives train {ours[-1]:,.0f} steps/s{old}, connect_four tutorial {peer[-1]:,.0f} steps/s")
+    tutorial = statistics.median(peer)
     report = {
         "allfives_steps_per_s": round(statistics.median(ours), 1),
-        "connect_four_tutorial_steps_per_s": round(statistics.median(peer), 1),
-        "ratio": round(statistics.median(ours) / statistics.median(peer), 2),
+        "connect_four_tutorial_steps_per_s": round(tutorial, 1),
+        "ratio": round(statistics.median(ours) / tutorial, 2),
         "rounds": args.rounds,
         "steps": args.steps,
         "config": Path(args.config).name,
         "seconds": round(time.perf_counter() - started, 1),
     }
-    print(json.dumps(report) if args.json else f"median: {report['allfives_steps_per_s']:,} vs {report['connect_four_tutorial_steps_per_s']:,} steps/s, ratio {report['ratio']}")
+    if baseline:
+        report.update(baseline=args.baseline, baseline_steps_per_s=round(statistics.median(baseline), 1),
+                      baseline_ratio=round(statistics.median(baseline) / tutorial, 2))
+    if args.json:
+        print(json.dumps(report))
+    else:
+        old = f"; {args.baseline}: {report['baseline_steps_per_s']:,} steps/s, ratio {report['baseline_ratio']}" if baseline else ""
+        print(f"median: {report['allfives_steps_per_s']:,} vs {report['connect_four_tutorial_steps_per_s']:,} steps/s, ratio {report['ratio']}{old}")
     return report
 
 

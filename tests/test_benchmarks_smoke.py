@@ -38,12 +38,13 @@ def test_env_speed_can_measure_the_pure_python_encoder():
 
 @pytest.mark.slow
 def test_train_speed_runs_both_pipelines_and_reports_json():
-    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "train_speed.py"), "--steps", "600", "--rounds", "1", "--json"],
-                            capture_output=True, text=True, timeout=600)
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "train_speed.py"), "--steps", "600", "--rounds", "1", "--json",
+                             "--baseline", "HEAD"], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["allfives_steps_per_s"] > 0 and report["connect_four_tutorial_steps_per_s"] > 0
     assert report["ratio"] == pytest.approx(report["allfives_steps_per_s"] / report["connect_four_tutorial_steps_per_s"], rel=0.01)
+    assert report["baseline"] == "HEAD" and report["baseline_steps_per_s"] > 0
 
 
 def test_search_time_reports_each_agents_decision_times():

@@ -98,5 +98,12 @@ def test_bfloat16_hidden_layers_train_float32_weights_and_export_as_float32(tmp_
     assert MaskablePPO.load(tmp_path / "bf16.zip", device="cpu").policy.precision == "bfloat16"
     actor = NumpyPolicy.from_sb3(policy)
     np.testing.assert_allclose(actor.logits(obs[:4].numpy())[masks[:4].numpy()], full.action_net(full.mlp_extractor.forward_actor(obs[:4])).detach().numpy()[masks[:4].numpy()], rtol=1e-4, atol=1e-4)
+    # exported to ONNX in float32 (onnxruntime has no bfloat16 Gemm on CPU), as NumpyPolicy
+    from agents.onnx_agent import OnnxPolicy
+    from train.export import export_onnx
+
+    export_onnx(tmp_path / "bf16.zip", tmp_path / "bf16.onnx")
+    logits, _, _ = OnnxPolicy(tmp_path / "bf16.onnx").run(obs[:4].numpy(), masks[:4].numpy().astype(np.float32))
+    np.testing.assert_allclose(logits, actor.logits(obs[:4].numpy()), rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="precision must be one of float32, bfloat16"):
         AllFivesPolicy(policy.observation_space, policy.action_space, lambda _: 3e-4, precision="float16")

@@ -83,7 +83,9 @@ def export_onnx(model_path, out_path, opset: int = 17) -> dict:
         except (TypeError, ValueError) as exc:
             raise ExportError(f"{model_path}: the 'rules' in its metadata are not valid rules: {exc}") from None
     source = {"obs_version": metadata.get("obs_version", OBS_VERSION), "rules": metadata.get("rules"), "source": model_path.name}
-    return write_onnx(_actor_module(model.policy), obs_size, source, out_path, opset)
+    from agents.network import in_float32
+
+    return write_onnx(_actor_module(in_float32(model.policy)), obs_size, source, out_path, opset)
 
 
 

@@ -44,7 +44,10 @@ def check_parity(model_path, onnx_path, count: int = 10_000, seed: int = 0) -> d
 
     from agents.onnx_agent import OnnxPolicy
 
+    from agents.network import in_float32
+
     model = MaskablePPO.load(model_path, device="cpu")
+    in_float32(model.policy)
     onnx = OnnxPolicy(onnx_path)
     rules = Rules.from_dict(onnx.rules) if onnx.rules else Rules.make()
     obs, masks = sample_observations(count, rules, seed, onnx.obs_version)
