@@ -78,6 +78,9 @@ def test_batched_in_worker_processes_plays_dummy_vec_envs_trajectories(obs_versi
         # env_method, get_attr and set_attr reach the envs themselves, in order
         vec.env_method("set_pool", ["greedy"], [1.0], indices=[0, 6])
         reference.env_method("set_pool", ["greedy"], [1.0], indices=[0, 6])
+        for i in range(7):
+            vec.set_attr("tag", i, indices=[i])
+        assert vec.get_attr("tag", indices=[0, 6, 3, 1]) == [0, 6, 3, 1], "answers in the order asked"
         assert vec.get_attr("reward_scale", indices=[6, 0, 3]) == reference.get_attr("reward_scale", indices=[6, 0, 3])
         vec.set_attr("reward_scale", 2.0, indices=[1])
         assert vec.get_attr("reward_scale")[:3] == [0.01, 2.0, 0.01]

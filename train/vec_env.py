@@ -125,8 +125,9 @@ class BatchedVecEnv(VecEnv):
         self.workers = min(workers, n)
         self.closed = False
         self.waiting = False
-        probe_space = env_fns[0]().observation_space  # the shape of the shared arrays
-        obs_shape = probe_space.shape
+        probe = env_fns[0]()  # the shape of the shared arrays
+        obs_shape = probe.observation_space.shape
+        probe.close()
         groups = max(self.workers, 1)
         bounds = [round(g * n / groups) for g in range(groups + 1)]
         self._slices = [slice(bounds[g], bounds[g + 1]) for g in range(groups)]
@@ -189,17 +190,22 @@ class BatchedVecEnv(VecEnv):
         return out
 
     def _call_some(self, command: str, indices, *args) -> list:
-        """``command(local_indices, *args)`` on the groups holding ``indices``; results in order."""
-        groups = self._groups_of(indices)
+        """``command(local_indices, *args)`` on the groups holding ``indices``; one result per
+        index, in the order of ``indices``."""
+        order = list(self._get_indices(indices))
+        groups = self._groups_of(order)
         if self._local is not None:
-            return self._local_some(command, groups, args)
-        for g, local in groups.items():
-            self._remotes[g].send((command, _ordered_args(command, local, args)))
-        return [x for answer in self._answers(groups) if answer is not None for x in answer]
-
-    def _local_some(self, command: str, groups: dict, args) -> list:
-        answer = getattr(self._local, command)(*_ordered_args(command, groups.get(0, []), args))
-        return answer if answer is not None else []
+            answers = [getattr(self._local, command)(*_ordered_args(command, groups.get(0, []), args))]
+        else:
+            for g, local in groups.items():
+                self._remotes[g].send((command, _ordered_args(command, local, args)))
+            answers = self._answers(groups)
+        if all(answer is None for answer in answers):
+            return []
+        by_index = {}
+        for (g, local), answer in zip(groups.items(), answers):
+            by_index.update(zip((self._slices[g].start + i for i in local), answer))
+        return [by_index[i] for i in order]
 
     # ------------------------------------------------------------------ VecEnv
     def step_async(self, actions: np.ndarray) -> None:
