@@ -8,6 +8,11 @@ import tempfile
 from agents import Agent
 from agents.tournament import run_tournament
 
+from .checkpoint import atomic_write
+
+#: the final evaluation plays the deals of ``seed + FINAL_SEED_OFFSET`` (``seed``: the run's)
+FINAL_SEED_OFFSET = 424242
+
 
 def evaluate(agent: Agent | str, opponents: list[str], rules, games: int, seed: int, workers: int = 1) -> list[dict]:
     """One duplicate match per opponent; per opponent the pairing seen from ``agent``.
@@ -42,3 +47,13 @@ def format_table(rows: list[dict], title: str = "evaluation") -> str:
             f"{r['opponent']:<24} {r['games']:>6} {r['a_wins']:>6} {r['a_win_rate']:>9.3f} {ci:>17} {r['mean_score_diff']:>11.1f}"
         )
     return "\n".join(lines)
+
+
+def final_evaluation(agent: Agent | str, cfg, rules, run_dir, label) -> list[dict]:
+    """A run's final evaluation (either trainer): ``cfg.eval.final_games`` duplicate games against
+    each of ``cfg.eval.opponents``; the table is printed and written to ``RUN/eval.txt``."""
+    rows = evaluate(agent, cfg.eval.opponents, rules, cfg.eval.final_games, seed=cfg.seed + FINAL_SEED_OFFSET, workers=cfg.eval.workers)
+    table = format_table(rows, f"final evaluation of {label} ({cfg.eval.final_games} duplicate games each)")
+    print(table)
+    atomic_write(run_dir / "eval.txt", (table + "\n").encode())
+    return rows

@@ -29,7 +29,7 @@ import agents
 
 from .checkpoint import CheckpointError, atomic_write
 from .config import CONFIG_NAME, ConfigError, resume_changes, resumed_run_config, saved_run_config, to_yaml
-from .evaluate import evaluate, format_table
+from .evaluate import final_evaluation
 from .pool import OpponentPool
 from .rllib_config import RESUMABLE, RLlibConfig, load_rllib_config
 from .rllib_export import METADATA_NAME, export_rllib
@@ -117,10 +117,7 @@ def train_rllib(cfg: RLlibConfig, run_dir, resume: bool = False, progress: bool 
     # 5. the exported policy, its evaluation, the card ------------------------------------------
     onnx_path = run_dir / "final.onnx"
     export_rllib(final, onnx_path)
-    rows = evaluate(f"onnx:{onnx_path}", cfg.eval.opponents, rules, cfg.eval.final_games, seed=cfg.seed + 424242, workers=cfg.eval.workers)
-    table = format_table(rows, f"final evaluation of {onnx_path} ({cfg.eval.final_games} duplicate games each)")
-    print(table)
-    atomic_write(run_dir / "eval.txt", (table + "\n").encode())
+    rows = final_evaluation(f"onnx:{onnx_path}", cfg, rules, run_dir, onnx_path)
     card = {
         "name": cfg.name,
         "trainer": "rllib",

@@ -24,7 +24,7 @@ from allfives_env.observation import OBS_SIZES
 from .checkpoint import CheckpointError, atomic_write, check_model, latest_checkpoint, load_model, load_state, save_checkpoint, set_rng_state
 from .config import CONFIG_NAME, ConfigError, TrainConfig, load_config, resume_changes, resumed_run_config, saved_run_config, to_yaml
 from .envs import make_env_fn
-from .evaluate import evaluate, format_table
+from .evaluate import final_evaluation
 from .pool import OpponentPool
 
 #: the resolved config, saved in the run directory; a resume continues with it
@@ -131,10 +131,7 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
     if not (run_dir / "best.zip").exists():
         shutil.copyfile(run_dir / "final.zip", run_dir / "best.zip")
     final_agent = learner_agent(model, metadata)
-    rows = evaluate(final_agent, cfg.eval.opponents, rules, cfg.eval.final_games, seed=cfg.seed + 424242, workers=cfg.eval.workers)
-    table = format_table(rows, f"final evaluation of {run_dir / 'final.zip'} ({cfg.eval.final_games} duplicate games each)")
-    print(table)
-    atomic_write(run_dir / "eval.txt", (table + "\n").encode())
+    rows = final_evaluation(final_agent, cfg, rules, run_dir, run_dir / "final.zip")
     card = {
         "name": cfg.name,
         "model": "final.zip",
