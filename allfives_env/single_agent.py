@@ -161,7 +161,7 @@ class SingleAgentEnv(gym.Env):
         return self._obs(), self._info()
 
     def step(self, action):
-        lost = self._play(action)
+        lost = self._play(self._checked(action))
         if lost is not None:
             return lost
         self._play_others()
@@ -178,10 +178,10 @@ class SingleAgentEnv(gym.Env):
             self.game.check(action)
         return action
 
-    def _play(self, action):
-        """The learner's move; the step's whole result when ``illegal_action="lose"`` ends the episode.
-        ``allfives_env.vector`` calls it, then plays the others itself, then calls ``_outcome``."""
-        action = self._checked(action)
+    def _play(self, action: int):
+        """The learner's move, ``action`` as ``_checked`` returned it; the step's whole result when
+        ``illegal_action="lose"`` ends the episode. ``allfives_env.vector`` checks every game's
+        action, calls this, plays the others itself, then calls ``_outcome``."""
         if self.illegal_action == "lose":
             try:
                 self.game.check(action)

@@ -53,11 +53,11 @@ class GameVector:
         self.masks[i] = info["action_mask"]
         return info
 
-    def check(self, i: int, action) -> None:
-        """Raise what ``step`` would raise for ``action`` in game ``i``, its message starting
-        ``game I:`` (``I`` counted from ``first``) and ``exc.game_index`` set; changes nothing."""
+    def check(self, i: int, action) -> int:
+        """``action`` as an int if game ``i`` may play it; else what ``step`` raises, its message
+        starting ``game I:`` (``I`` counted from ``first``) and ``exc.game_index`` set. Changes nothing."""
         try:
-            self.envs[i]._checked(action)
+            return self.envs[i]._checked(action)
         except (TypeError, ValueError, RuntimeError) as exc:
             index = self.first + i
             exc.args = (f"game {index}: {exc.args[0] if exc.args else exc}", *exc.args[1:])
@@ -75,8 +75,7 @@ class GameVector:
         envs = [self.envs[i] for i in rows]
         if len(actions) != len(envs):
             raise ValueError(f"expected {len(envs)} actions, one per game, got {len(actions)}")
-        for i, action in zip(rows, actions):
-            self.check(i, action)
+        actions = [self.check(i, action) for i, action in zip(rows, actions)]
         results: list = [env._play(action) for env, action in zip(envs, actions)]
         moving = [k for k, r in enumerate(results) if r is None]
         self._play_others([envs[k] for k in moving])

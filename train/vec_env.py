@@ -45,13 +45,11 @@ class _Games:
         rewards, terminated, truncated, infos = vector.step(actions)
         dones = terminated | truncated
         reset_infos = {}
-        for i in np.flatnonzero(dones):
-            infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
-            infos[i]["terminal_observation"] = vector.obs[i].copy()
-            reset_infos[int(i)] = vector.reset(i)
         for i, info in enumerate(infos):
-            if "TimeLimit.truncated" not in info:
-                info["TimeLimit.truncated"] = False
+            info["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+            if dones[i]:
+                info["terminal_observation"] = vector.obs[i].copy()
+                reset_infos[i] = vector.reset(i)
         return rewards, dones, infos, reset_infos
 
     def raising_on(self) -> list[bool]:
