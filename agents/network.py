@@ -95,6 +95,7 @@ class ActionScorer(nn.Module):
         self.register_buffer("end_of_action", torch.from_numpy(af.END_OF_ACTION.copy()))
         self.register_buffer("expose", torch.from_numpy(af.EXPOSE.copy()))
         self.register_buffer("pip_of_tile", torch.from_numpy(af.PIP_OF_TILE.copy()))
+        self.register_buffer("every_action", torch.arange(NUM_ACTIONS).unsqueeze(0), persistent=False)
         nn.init.orthogonal_(self.base.weight, gain=0.01)
         nn.init.zeros_(self.base.bias)
         nn.init.orthogonal_(self.out.weight, gain=0.01)
@@ -102,22 +103,10 @@ class ActionScorer(nn.Module):
 
     def action_features(self, obs: torch.Tensor) -> torch.Tensor:
         """Torch twin of ``agents.action_features.action_features``: ``(B, 112, F)``."""
-        batch = obs.shape[0]
-        mp, arm, unseen, hand = OFFSETS["move_points"], OFFSETS["arm_pip"], OFFSETS["unseen_pips"], OFFSETS["hand"]
-        points = obs[:, mp : mp + NUM_ACTIONS].unsqueeze(-1)
-        arm_pips = obs[:, arm : arm + 28].reshape(batch, 4, 7)[:, self.end_of_action, :]
-        exposed = torch.einsum("bap,apq->baq", arm_pips, self.expose)
-        unseen_exposed = torch.einsum("baq,bq->ba", exposed, obs[:, unseen : unseen + 7]).unsqueeze(-1)
-        mine = obs[:, hand : hand + 28] @ self.pip_of_tile / 7.0
-        mine_exposed = torch.einsum("baq,bq->ba", exposed, mine).unsqueeze(-1)
-        static = self.static.unsqueeze(0).expand(batch, -1, -1)
-        parts = [points, static, exposed, unseen_exposed, mine_exposed]
-        if self.lookahead:
-            parts += [obs[:, o : o + NUM_ACTIONS].unsqueeze(-1) for o in af.LOOKAHEAD_OFFSETS]
-        return torch.cat(parts, dim=-1)
+        return self.legal_features(obs, self.every_action.expand(obs.shape[0], -1))
 
     def legal_features(self, obs: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-        """``action_features(obs)`` at the actions ``idx`` only: ``(B, K, F)`` for ``idx`` ``(B, K)``."""
+        """The features of the actions ``idx`` ``(B, K)`` only: ``(B, K, F)``."""
         batch, k = idx.shape
         mp, arm, unseen, hand = OFFSETS["move_points"], OFFSETS["arm_pip"], OFFSETS["unseen_pips"], OFFSETS["hand"]
         points = obs[:, mp : mp + NUM_ACTIONS].gather(1, idx).unsqueeze(-1)
