@@ -9,9 +9,10 @@ network, conditioned on the MLP's summary of the position:
     logit_a = w_o . relu(W_f x_a + context) + b_o + (W_b h + b_b)_a
 
 Given the legal-action mask (training and sampling always have one), ``AllFivesPolicy`` scores only
-the legal actions (about 3 of 112 on average): the masked distribution, its gradients and the
-chosen actions are those of scoring all 112, and a PPO update costs about a third
-(tests/test_network.py). Without a mask (export, ``NumpyPolicy``) every action is scored.
+the legal actions (about 3 of 112 on average) and holds its distribution over them alone
+(``LegalCategorical``): the masked distribution, its gradients and the chosen actions are those of
+scoring all 112 and masking (tests/test_network.py), at a fraction of the cost. Without a mask
+(export, ``NumpyPolicy``) every action is scored.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import contextlib
 
 import torch
+from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
@@ -123,20 +125,79 @@ class ActionScorer(nn.Module):
 
     def forward(self, latent: torch.Tensor, legal: torch.Tensor | None = None) -> torch.Tensor:
         """The 112 logits. With ``legal`` (a ``(B, 112)`` mask) only the legal actions are scored
-        (the most in the batch, ``K``, per row); the others get the base term alone, which masking
-        discards, so the masked distribution is the same at a fraction of the cost."""
+        (``legal_logits``); the others get the base term alone, which masking discards."""
+        if legal is None:
+            h = latent[:, : self.hidden_dim]
+            x = self.action_features(latent[:, self.hidden_dim :].detach())
+            return self.out(torch.relu(self.features(x) + self.context(h).unsqueeze(1))).squeeze(-1) + self.base(h)
+        logits, idx, _ = self.legal_logits(latent, legal)
+        return self.base(latent[:, : self.hidden_dim]).scatter(1, idx, logits)
+
+    def legal_logits(self, latent: torch.Tensor, legal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The logits of the legal actions of each row, the most in the batch (``K``) per row:
+        ``(logits, idx, valid)``, each ``(B, K)``; ``idx`` holds the actions in increasing order, the
+        legal ones first, and ``valid`` marks them (a row with fewer than ``K`` is padded)."""
         h = latent[:, : self.hidden_dim]
         obs = latent[:, self.hidden_dim :].detach()  # the raw observation: no parameter below it
-        base = self.base(h)
-        if legal is None:
-            x = self.action_features(obs)
-            return self.out(torch.relu(self.features(x) + self.context(h).unsqueeze(1))).squeeze(-1) + base
         k = max(int(legal.sum(1).max()), 1)
         idx = torch.argsort((~legal).to(torch.int8), dim=1, stable=True)[:, :k]
         x = self.legal_features(obs, idx)
         scores = self.out(torch.relu(self.features(x) + self.context(h).unsqueeze(1))).squeeze(-1)
-        return base.scatter_add(1, idx, scores)
+        return scores + self.base(h).gather(1, idx), idx, legal.gather(1, idx)
 
+
+class LegalCategorical(MaskableCategoricalDistribution):
+    """SB3's masked categorical distribution, held over the legal actions alone when the policy
+    had the mask (``proba_legal``): the same probabilities, log-probabilities and entropy as masking
+    all 112 logits (an illegal action's probability is exactly 0 there too), for a fraction of the
+    work. Without a mask (``proba_distribution``) it is SB3's own."""
+
+    def __init__(self, action_dim: int) -> None:
+        super().__init__(action_dim)
+        self.idx: torch.Tensor | None = None
+
+    def proba_distribution(self, action_logits: torch.Tensor):
+        self.idx = None
+        return super().proba_distribution(action_logits)
+
+    def proba_legal(self, logits: torch.Tensor, idx: torch.Tensor, valid: torch.Tensor):
+        """The distribution over the actions ``idx`` with ``logits``, the ``valid`` ones only (see
+        ``ActionScorer.legal_logits``)."""
+        self.idx, self.valid = idx, valid
+        self.log_p = torch.log_softmax(logits.masked_fill(~valid, _MASKED), dim=1)
+        self.distribution = None
+        return self
+
+    def apply_masking(self, masks) -> None:
+        if self.idx is None:  # held over the legal actions, the mask is applied already
+            super().apply_masking(masks)
+
+    def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
+        if self.idx is None:
+            return super().log_prob(actions)
+        hit = self.idx == actions.long().reshape(-1, 1)
+        if not bool((hit & self.valid).any(1).all()):
+            raise ValueError("log_prob of an action that is not legal in its position")
+        return torch.where(hit, self.log_p, 0.0).sum(1)
+
+    def entropy(self) -> torch.Tensor:
+        if self.idx is None:
+            return super().entropy()
+        return -torch.where(self.valid, self.log_p.exp() * self.log_p, 0.0).sum(1)
+
+    def sample(self) -> torch.Tensor:
+        if self.idx is None:
+            return super().sample()
+        return self.idx.gather(1, torch.multinomial(self.log_p.exp(), 1)).squeeze(1)
+
+    def mode(self) -> torch.Tensor:
+        if self.idx is None:
+            return super().mode()
+        return self.idx.gather(1, self.log_p.argmax(1, keepdim=True)).squeeze(1)
+
+
+#: the logit SB3 gives a masked action (its probability underflows to exactly 0)
+_MASKED = -1e8
 
 
 class AllFivesPolicy(MaskableActorCriticPolicy):
@@ -159,6 +220,7 @@ class AllFivesPolicy(MaskableActorCriticPolicy):
         super()._build(lr_schedule)
         version = obs_version_of_size(self.features_dim)
         self.action_net = ActionScorer(self.mlp_extractor.hidden_dim, self.scorer_width, version)
+        self.action_dist = LegalCategorical(NUM_ACTIONS)
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
 
     # SB3 hands the mask to the distribution after the logits; the scorer takes it before, so
@@ -176,7 +238,9 @@ class AllFivesPolicy(MaskableActorCriticPolicy):
             return super().get_distribution(obs, action_masks)
 
     def _get_action_dist_from_latent(self, latent_pi: torch.Tensor):
-        return self.action_dist.proba_distribution(action_logits=self.action_net(latent_pi, self._legal_mask))
+        if self._legal_mask is None:
+            return self.action_dist.proba_distribution(action_logits=self.action_net(latent_pi))
+        return self.action_dist.proba_legal(*self.action_net.legal_logits(latent_pi, self._legal_mask))
 
     @contextlib.contextmanager
     def _legal(self, action_masks):

@@ -71,7 +71,7 @@ def _agreement(model, data, cfg) -> float:
     held = torch.as_tensor(order[: max(1, len(data) // 20)])
     obs, mask, action = (torch.as_tensor(getattr(data, k))[held] for k in ("obs", "mask", "action"))
     with torch.no_grad():
-        choice = model.policy.get_distribution(obs, mask).distribution.probs.argmax(-1)
+        choice = model.policy.get_distribution(obs, mask).mode()
     several = mask.sum(-1) > 1
     return float((choice == action)[several].float().mean())
 

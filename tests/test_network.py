@@ -107,3 +107,29 @@ def test_bfloat16_hidden_layers_train_float32_weights_and_export_as_float32(tmp_
     np.testing.assert_allclose(logits, actor.logits(obs[:4].numpy()), rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="precision must be one of float32, bfloat16"):
         AllFivesPolicy(policy.observation_space, policy.action_space, lambda _: 3e-4, precision="float16")
+
+
+def test_the_legal_only_distribution_samples_its_probabilities_and_refuses_an_illegal_action(tmp_path):
+    """``LegalCategorical``: sampling follows the dense masked probabilities, the mode is the dense
+    argmax, and the log-probability of an action its position does not allow is an error."""
+    from sb3_contrib import MaskablePPO
+
+    policy = MaskablePPO.load(make_model("scorer_v2", tmp_path / "m.zip"), device="cpu").policy
+    obs, masks, actions = positions(2, dict(num_players=2), seed=8, limit=40)
+    row = int(masks.sum(1).argmax())
+    obs, masks = obs[row : row + 1].expand(20000, -1), masks[row : row + 1].expand(20000, -1)
+    latent_pi, _ = policy.mlp_extractor(policy.extract_features(obs[:1]))
+    with torch.no_grad():
+        dense = torch.softmax(policy.action_net(latent_pi).masked_fill(~masks[:1], -torch.inf), 1)[0]
+        torch.manual_seed(0)
+        sampled = policy.get_distribution(obs, masks).sample()
+        mode = policy.get_distribution(obs[:1], masks[:1]).mode()
+    legal = dense[masks[0]]
+    assert len(legal) > 2 and (legal - 1 / len(legal)).abs().max() > 0.1  # far from uniform: sampling is tested
+    assert masks[0, sampled].all()
+    frequencies = torch.bincount(sampled, minlength=NUM_ACTIONS).double() / len(sampled)
+    assert (frequencies - dense.double()).abs().max() < 0.02, (frequencies[masks[0]], dense[masks[0]])
+    assert int(mode) == int(dense.argmax())
+    illegal = torch.tensor([int((~masks[0]).nonzero()[0])])
+    with pytest.raises(ValueError, match="not legal in its position"):
+        policy.evaluate_actions(obs[:1], illegal, action_masks=masks[:1])

@@ -134,7 +134,7 @@ def fit(model, data: Batch, cfg, log) -> dict:
     policy.set_training_mode(False)
     with torch.no_grad():
         idx = torch.as_tensor(held)
-        choice = policy.get_distribution(t["obs"][idx], t["mask"][idx]).distribution.probs.argmax(-1)
+        choice = policy.get_distribution(t["obs"][idx], t["mask"][idx]).mode()
         several = t["mask"][idx].sum(-1) > 1
         agree = float((choice == t["action"][idx])[several].float().mean()) if bool(several.any()) else 1.0
     return {"positions": len(data), "agreement": agree}
