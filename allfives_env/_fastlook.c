@@ -7,8 +7,9 @@
    tiles' pips and the tile of each action id come from configure(); the layout after each move
    (view.ends_after_moves()), the points of each move (view.move_points()) and the reply models
    (lookahead.context) come with each call. move_facts returns the facts; fill writes the
-   observation's per-move lookahead pieces straight into a vector, at the offsets and scales that
-   configure_pieces() received from allfives_env.observation.
+   observation's lookahead pieces straight into a vector (the tiles each other seat may hold, given
+   as masks, and the per-move pieces), at the offsets and scales that configure_pieces() received
+   from allfives_env.observation.
 
    If this module is not built (no C compiler), the Python loop is used instead. */
 
@@ -43,8 +44,9 @@ static long pip_tiles[MAX_PIP + 1];
 static long scoring_on[MAX_PIP][MAX_MODULUS];
 static int end_count[NUM_TILES][MAX_PIP + 1];
 
-/* the observation's pieces that fill() writes: the field, its offset and its scale */
-static Py_ssize_t num_pieces = 0, vector_size = -1;
+/* the observation's pieces that fill() writes: the field, its offset and its scale; and where the
+   may-hold masks go (NUM_TILES values per seat, for at most may_hold_seats seats) */
+static Py_ssize_t num_pieces = 0, vector_size = -1, may_hold_offset = 0, may_hold_seats = 0;
 static int piece_field[NUM_FIELDS];
 static Py_ssize_t piece_offset[NUM_FIELDS];
 static double piece_scale[NUM_FIELDS];
@@ -215,13 +217,18 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* configure_pieces(pieces, size): per piece that fill() writes, (offset, scale, index of its field in
-   MoveFacts); ``size`` the vector's; changes nothing unless all of it is valid */
+/* configure_pieces(pieces, may_hold, size): per per-move piece that fill() writes, (offset, scale,
+   index of its field in MoveFacts); may_hold (offset, seats) of the may-hold masks; ``size`` the
+   vector's; changes nothing unless all of it is valid */
 static PyObject *configure_pieces(PyObject *self, PyObject *args) {
     PyObject *pieces;
-    Py_ssize_t size, n;
-    if (!PyArg_ParseTuple(args, "On", &pieces, &size))
+    Py_ssize_t size, n, hold_offset, hold_seats;
+    if (!PyArg_ParseTuple(args, "O(nn)n", &pieces, &hold_offset, &hold_seats, &size))
         return NULL;
+    if (hold_offset < 0 || hold_seats < 0 || hold_seats > 8 || hold_offset + NUM_TILES * hold_seats > size) {
+        PyErr_SetString(PyExc_ValueError, "the may-hold masks must lie inside the vector");
+        return NULL;
+    }
     PyObject **items = items_of(pieces, &n, "pieces");
     if (items == NULL)
         return NULL;
@@ -261,6 +268,8 @@ static PyObject *configure_pieces(PyObject *self, PyObject *args) {
         piece_scale[i] = scale[i];
     }
     num_pieces = n;
+    may_hold_offset = hold_offset;
+    may_hold_seats = hold_seats;
     vector_size = size;
     Py_RETURN_NONE;
 }
@@ -504,14 +513,15 @@ static PyObject *move_facts(PyObject *self, PyObject *const *args, Py_ssize_t na
     return out;
 }
 
-/* fill(out, hand, legal_actions, move_points, ends_after_moves, next_model, partner_model): per move
-   that does not go out, each configured piece's value at its action id (its field / its scale,
-   clipped to 1); the rest of ``out`` is left as it is */
+/* fill(out, may_hold, hand, legal_actions, move_points, ends_after_moves, next_model, partner_model):
+   1 for each tile of each may-hold mask (per relative seat from 1 on), and per move that does not
+   go out each configured piece's value at its action id (its field / its scale, clipped to 1); the
+   rest of ``out`` is left as it is */
 static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 7) {
+    if (nargs != 8) {
         PyErr_SetString(PyExc_TypeError,
-                        "fill(out, hand, legal_actions, move_points, ends_after_moves, next_model, partner_model) "
-                        "takes 7 arguments");
+                        "fill(out, may_hold, hand, legal_actions, move_points, ends_after_moves, next_model, "
+                        "partner_model) takes 8 arguments");
         return NULL;
     }
     if (vector_size < 0) {
@@ -527,13 +537,33 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         PyErr_Format(PyExc_ValueError, "out must hold %zd float32 values", vector_size);
         goto done;
     }
-    if (input_of(args + 1, &in) < 0)
+    Py_ssize_t n_hold;
+    PyObject **hold = items_of(args[1], &n_hold, "may_hold");
+    if (hold == NULL)
+        goto done;
+    if (n_hold > may_hold_seats) {
+        PyErr_Format(PyExc_ValueError, "may_hold must hold at most %zd masks", may_hold_seats);
+        goto done;
+    }
+    long masks[8];
+    for (Py_ssize_t r = 0; r < n_hold; r++) {
+        if (int_of(hold[r], &masks[r], "an item of may_hold") < 0)
+            goto done;
+        if (masks[r] < 0 || masks[r] > ALL_TILES) {
+            PyErr_SetString(PyExc_ValueError, "may_hold must hold 28-bit tile masks");
+            goto done;
+        }
+    }
+    if (input_of(args + 2, &in) < 0)
         goto done;
     fact_t facts[NUM_ACTIONS];
     for (Py_ssize_t i = 0; i < in.n; i++)
         if (fact_of(&in, i, &facts[i]) < 0)
             goto done;
     float *o = (float *)buf.buf;
+    for (Py_ssize_t r = 0; r < n_hold; r++)
+        for (long m = masks[r]; m; m &= m - 1)
+            o[may_hold_offset + NUM_TILES * r + __builtin_ctzl(m)] = 1.0f;
     for (Py_ssize_t i = 0; i < in.n; i++) {
         const fact_t *f = &facts[i];
         if (f->out)
@@ -558,11 +588,13 @@ static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(tables): the engine's tables (see allfives_env.lookahead) and the MoveFacts and ReplyModel classes"},
     {"configure_pieces", configure_pieces, METH_VARARGS,
-     "configure_pieces(pieces, size): (offset, scale, MoveFacts field index) of each piece fill() writes"},
+     "configure_pieces(pieces, may_hold, size): (offset, scale, MoveFacts field index) of each per-move piece "
+     "fill() writes, (offset, seats) of the may-hold masks"},
     {"move_facts", (PyCFunction)(void (*)(void))move_facts, METH_FASTCALL,
      "move_facts(hand, legal_actions, move_points, ends_after_moves, next_model, partner_model): MoveFacts per move"},
     {"fill", (PyCFunction)(void (*)(void))fill, METH_FASTCALL,
-     "fill(out, hand, legal_actions, move_points, ends_after_moves, next_model, partner_model): the lookahead pieces"},
+     "fill(out, may_hold, hand, legal_actions, move_points, ends_after_moves, next_model, partner_model): "
+     "the lookahead pieces"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from allfives_env import lookahead
-from allfives_env.engine.tiles import CLOSED, NUM_ACTIONS, PIP_TILES, TILES, mask_pips, mask_tiles
+from allfives_env.engine.tiles import CLOSED, NUM_ACTIONS, NUM_TILES, PIP_TILES, TILES, mask_pips, mask_tiles
 
 class Piece(NamedTuple):
     """One piece of the vector: ``size`` values from ``OFFSETS[name]`` on, each the quantity that
@@ -310,6 +310,8 @@ encode = encode_c if ACCELERATED else encode_python
 
 _TAIL_ZEROS = array("f", bytes(4 * (OBS_SIZES[2] - OBS_SIZE)))
 _MAY_HOLD = OFFSETS["may_hold"]
+#: the relative seats ``may_hold`` has room for
+_MAY_HOLD_SEATS = next(p.size for p in LOOKAHEAD_PIECES if p.name == "may_hold") // NUM_TILES
 #: per lookahead piece after ``may_hold``: its offset, its scale, its field's index in ``MoveFacts``
 _LOOKAHEAD = tuple((OFFSETS[name], float(SCALES[name]), lookahead.MoveFacts._fields.index(field)) for name, field in (
     ("reply_threat", "threat"), ("reply_max", "threat_max"), ("reply_none", "no_reply"),
@@ -345,18 +347,18 @@ def encode_lookahead_python(view, out: np.ndarray | None = None) -> np.ndarray:
 
 
 def _load_lookahead_accelerator():
-    """The C accelerator's fill of the per-move lookahead pieces, or ``None`` (see ``lookahead.ACCELERATED``)."""
+    """The C accelerator's fill of the lookahead pieces, or ``None`` (see ``lookahead.ACCELERATED``)."""
     if not (ACCELERATED and lookahead.ACCELERATED):
         return None
     from allfives_env import _fastlook
 
-    _fastlook.configure_pieces(_LOOKAHEAD, OBS_SIZES[2])
+    _fastlook.configure_pieces(_LOOKAHEAD, (_MAY_HOLD, _MAY_HOLD_SEATS), OBS_SIZES[2])
     return _fastlook.fill
 
 
-_fill_moves = _load_lookahead_accelerator()
+_fill_lookahead = _load_lookahead_accelerator()
 #: whether ``encode_lookahead`` runs the C accelerators (both: the version-1 pieces and the move facts)
-LOOKAHEAD_ACCELERATED = _fill_moves is not None
+LOOKAHEAD_ACCELERATED = _fill_lookahead is not None
 
 
 def encode_lookahead_c(view, out: np.ndarray | None = None) -> np.ndarray:
@@ -364,9 +366,12 @@ def encode_lookahead_c(view, out: np.ndarray | None = None) -> np.ndarray:
     template, rel_sides, score_scale = _template(view.rules)
     o = template + _TAIL_ZEROS
     move_points = view.move_points()
-    _fill_c(o, view, rel_sides[view.seat], score_scale, move_points)
-    ctx = _put_may_hold(o, view)
-    _fill_moves(o, view.hand, view.legal_actions, move_points, view.ends_after_moves(), ctx.next_model, ctx.partner_model)
+    seat = view.seat
+    _fill_c(o, view, rel_sides[seat], score_scale, move_points)
+    ctx = lookahead.context(view)
+    n = view.rules.num_players
+    may_hold = [lookahead.allowed_mask(view, (seat + r) % n, ctx.unseen) for r in range(1, n)]
+    _fill_lookahead(o, may_hold, view.hand, view.legal_actions, move_points, view.ends_after_moves(), ctx.next_model, ctx.partner_model)
     return _vector(o, out)
 
 

@@ -134,16 +134,26 @@ def _view_of(args):
 
 def test_fill_names_bad_input(fast, args):
     out = np.zeros(OBS_SIZES[2], np.float32)
-    fast.fill(out, *args)
+    fast.fill(out, [5, 0, 1 << 27], *args)
     assert out.any()
+    may = out[observation.OFFSETS["may_hold"] :][:84].reshape(3, 28)
+    assert may.sum() == 3 and may[0, 0] == may[0, 2] == may[2, 27] == 1.0
     with pytest.raises(ValueError, match=f"out must hold {OBS_SIZES[2]} float32 values"):
-        fast.fill(array("f", bytes(8)), *args)
+        fast.fill(array("f", bytes(8)), [], *args)
     with pytest.raises(BufferError, match="not writable"):
-        fast.fill(bytes(4 * OBS_SIZES[2]), *args)
-    with pytest.raises(TypeError, match="takes 7 arguments"):
-        fast.fill(out, *args[:5])
+        fast.fill(bytes(4 * OBS_SIZES[2]), [], *args)
+    with pytest.raises(TypeError, match="takes 8 arguments"):
+        fast.fill(out, [], *args[:5])
     with pytest.raises(TypeError, match="hand must be an int"):
-        fast.fill(out, None, *args[1:])
+        fast.fill(out, [], None, *args[1:])
+    for bad, error, message in [
+        (None, TypeError, "may_hold must be a tuple or list"),
+        ([0, 0, 0, 0], ValueError, "may_hold must hold at most 3 masks"),
+        ([1.0], TypeError, "an item of may_hold must be an int, not float"),
+        ([1 << 28], ValueError, "may_hold must hold 28-bit tile masks"),
+    ]:
+        with pytest.raises(error, match=message):
+            fast.fill(out, bad, *args)
 
 
 def test_configure_checks_the_tables(fast, args):
@@ -172,8 +182,10 @@ def test_configure_checks_the_tables(fast, args):
 
 
 def test_configure_pieces_checks_the_pieces(fast):
-    pieces = observation._LOOKAHEAD
+    pieces, may_hold = observation._LOOKAHEAD, (observation.OFFSETS["may_hold"], 3)
     try:
+        with pytest.raises(ValueError, match="may-hold masks must lie inside the vector"):
+            fast.configure_pieces(pieces, (OBS_SIZES[2] - 28, 2), OBS_SIZES[2])
         for bad, error, message in [
             ((pieces[0][:2],), TypeError, r"each piece must be \(offset, scale, field index\)"),
             (((OBS_SIZES[2] - 10, 1.0, 3),), ValueError, "must lie inside the vector"),
@@ -182,9 +194,9 @@ def test_configure_pieces_checks_the_pieces(fast):
             (((0, "x", 3),), TypeError, "a piece's scale must be a number, not str"),
         ]:
             with pytest.raises(error, match=message):
-                fast.configure_pieces(bad, OBS_SIZES[2])
+                fast.configure_pieces(bad, may_hold, OBS_SIZES[2])
     finally:
-        fast.configure_pieces(pieces, OBS_SIZES[2])
+        fast.configure_pieces(pieces, may_hold, OBS_SIZES[2])
 
 
 def test_the_accelerator_is_used_where_built():
