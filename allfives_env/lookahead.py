@@ -212,7 +212,8 @@ ACCELERATED = _fast is not None
 
 def facts_of_moves_c(view, ctx: Context, move_points: list[int]) -> list[MoveFacts]:
     """``facts_of_moves_python`` by the C accelerator (only where it was built: ``ACCELERATED``)."""
-    return _fast.move_facts(view.hand, view.legal_actions, move_points, view.ends_after_moves(), ctx.next_model, ctx.partner_model)
+    after = view.ends_after_moves()
+    return _fast.move_facts(view.hand, view.legal_actions, move_points, after, ctx.next_model, ctx.partner_model)
 
 
 #: ``facts_of_moves(view, ctx, move_points)``: ``move_facts`` given the context and

@@ -371,7 +371,8 @@ def encode_lookahead_c(view, out: np.ndarray | None = None) -> np.ndarray:
     ctx = lookahead.context(view)
     n = view.rules.num_players
     may_hold = [lookahead.allowed_mask(view, (seat + r) % n, ctx.unseen) for r in range(1, n)]
-    _fill_lookahead(o, may_hold, view.hand, view.legal_actions, move_points, view.ends_after_moves(), ctx.next_model, ctx.partner_model)
+    after = view.ends_after_moves()
+    _fill_lookahead(o, may_hold, view.hand, view.legal_actions, move_points, after, ctx.next_model, ctx.partner_model)
     return _vector(o, out)
 
 

@@ -89,7 +89,8 @@ def args():
     game.step(A("5-5", "lead"))
     view = game.view(1)
     ctx = lookahead.context(view)
-    return [view.hand, view.legal_actions, view.move_points(), view.ends_after_moves(), ctx.next_model, ctx.partner_model]
+    moves = [view.legal_actions, view.move_points(), view.ends_after_moves()]
+    return [view.hand, *moves, ctx.next_model, ctx.partner_model]
 
 
 def test_move_facts_names_bad_input(fast, args):
