@@ -1,8 +1,11 @@
-"""Build hooks (everything else is in pyproject.toml): the optional C accelerator of the observation
-encoder, and the shipped policies in the wheel.
+"""Build hooks (everything else is in pyproject.toml): the optional C accelerators of the observation
+encoder (``_fastobs``) and of the lookahead's move facts (``_fastlook``), and the shipped policies
+in the wheel.
 
-``optional=True``: without a C compiler the build skips the extension and
-``allfives_env.observation`` uses its pure-Python encoder, which gives the same vectors.
+``optional=True``: without a C compiler the build skips the extensions and
+``allfives_env.observation`` and ``allfives_env.lookahead`` use their pure-Python code, which gives
+the same vectors and facts. ``-ffp-contract=off`` (GCC, Clang) keeps the compiler from fusing a
+multiply and an add, which would round differently from Python's floats.
 
 The trained policies stay in ``models/`` at the root of the repository; a wheel (``pip install .``)
 carries a copy of ``models/*.zip|onnx|json`` and ``models/README.md`` inside the ``agents`` package,
@@ -14,6 +17,7 @@ import glob
 import os
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 MODELS = "models"
@@ -46,7 +50,20 @@ class build_py_with_models(build_py):
         return outputs + [os.path.join(target, os.path.basename(f)) for f in model_files()]
 
 
+class build_ext_exact(build_ext):
+    """``build_ext`` with floating point as Python's: no fused multiply-add (MSVC fuses none by default)."""
+
+    def build_extensions(self):
+        if self.compiler.compiler_type != "msvc":
+            for ext in self.extensions:
+                ext.extra_compile_args = [*ext.extra_compile_args, "-ffp-contract=off"]
+        super().build_extensions()
+
+
 setup(
-    ext_modules=[Extension("allfives_env._fastobs", ["allfives_env/_fastobs.c"], optional=True)],
-    cmdclass={"build_py": build_py_with_models},
+    ext_modules=[
+        Extension("allfives_env._fastobs", ["allfives_env/_fastobs.c"], optional=True),
+        Extension("allfives_env._fastlook", ["allfives_env/_fastlook.c"], optional=True),
+    ],
+    cmdclass={"build_py": build_py_with_models, "build_ext": build_ext_exact},
 )

@@ -12,16 +12,31 @@ The one home of two things that the ``expert`` heuristic, the search's world sam
 
 Every placement and count comes from the engine's layout (``Layout`` and the functions beside
 it: ``ends_after``, ``scoring_replies``, ``fitting_tiles``); nothing here restates a rule.
+
+``facts_of_moves_python`` is the reference implementation of the move facts; where the optional C
+accelerator (``allfives_env/_fastlook.c``) was built, ``facts_of_moves`` is ``facts_of_moves_c``,
+which gives the same facts bit for bit from the engine's tables (``ACCELERATED``; set
+``ALLFIVES_PURE_PYTHON=1`` to turn it off).
 """
 
 from __future__ import annotations
 
 import functools
 import operator
+import os
 from typing import NamedTuple
 
-from allfives_env.engine.layout import fitting_tiles, placements_points, scoring_replies
-from allfives_env.engine.tiles import ACTION_TILE, ALL_TILES_MASK, IS_DOUBLE, PIP_TILES, mask_pip_set, mask_pips
+from allfives_env.engine.layout import fitting_tiles, placements_points, reply_tables, scoring_replies
+from allfives_env.engine.tiles import (
+    ACTION_TILE,
+    ALL_TILES_MASK,
+    IS_DOUBLE,
+    PIP_TILES,
+    TILE_PIP_MASK,
+    TILE_PIPS,
+    mask_pip_set,
+    mask_pips,
+)
 
 #: ``TILES_WITH_PIPS[m]``: mask of the tiles showing any pip of the 7-bit mask ``m``
 TILES_WITH_PIPS: tuple[int, ...] = tuple(
@@ -122,7 +137,7 @@ def move_facts(view, ctx: Context | None = None) -> list[MoveFacts]:
     return facts_of_moves(view, context(view) if ctx is None else ctx, view.move_points())
 
 
-def facts_of_moves(view, ctx: Context, move_points: list[int]) -> list[MoveFacts]:
+def facts_of_moves_python(view, ctx: Context, move_points: list[int]) -> list[MoveFacts]:
     """``move_facts`` given the context and ``view.move_points()`` (for a caller that has them)."""
     nxt, partner = ctx.next_model, ctx.partner_model
     hand = view.hand
@@ -162,3 +177,45 @@ def facts_of_moves(view, ctx: Context, move_points: list[int]) -> list[MoveFacts
             )
         )
     return out
+
+
+def accelerator_tables() -> dict:
+    """What ``_fastlook.configure`` takes: the engine's tables and the classes it reads and makes."""
+    return {
+        **reply_tables(),
+        "pip_tiles": PIP_TILES,
+        "tile_pips": TILE_PIPS,
+        "tile_pip_mask": TILE_PIP_MASK,
+        "is_double": IS_DOUBLE,
+        "action_tile": ACTION_TILE,
+        "move_facts": MoveFacts,
+        "reply_model": ReplyModel,
+    }
+
+
+def _load_accelerator():
+    """The C accelerator configured with the engine's tables, or ``None`` (not built, or turned off)."""
+    if os.environ.get("ALLFIVES_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from allfives_env import _fastlook
+    except ImportError:
+        return None
+    _fastlook.configure(accelerator_tables())
+    return _fastlook
+
+
+_fast = _load_accelerator()
+#: whether ``facts_of_moves`` runs the C accelerator
+ACCELERATED = _fast is not None
+
+
+def facts_of_moves_c(view, ctx: Context, move_points: list[int]) -> list[MoveFacts]:
+    """``facts_of_moves_python`` by the C accelerator (only where it was built: ``ACCELERATED``)."""
+    after = view.ends_after_moves()
+    return _fast.move_facts(view.hand, view.legal_actions, move_points, after, ctx.next_model, ctx.partner_model)
+
+
+#: ``facts_of_moves(view, ctx, move_points)``: ``move_facts`` given the context and
+#: ``view.move_points()``. The C accelerator where it was built, else ``facts_of_moves_python``.
+facts_of_moves = facts_of_moves_c if ACCELERATED else facts_of_moves_python

@@ -16,7 +16,10 @@ from it without this package.
 The encoder needs only numpy and the engine's ``PlayerView``: the environment, the ONNX runtime
 agent and the bot server all call ``encode``. ``encode_python`` is the reference implementation;
 where the optional C accelerator (``allfives_env/_fastobs.c``) was built, ``encode`` uses it instead
-and gives the same vectors, about two and a half times faster. Set ``ALLFIVES_PURE_PYTHON=1`` to turn it off.
+and gives the same vectors, about two and a half times faster. ``encode_lookahead_python`` is the
+reference of version 2; where the move facts' accelerator (``allfives_env/_fastlook.c``) was built
+too, ``encode_lookahead`` is ``encode_lookahead_c``, which writes the per-move pieces from C and gives
+the same vectors. Set ``ALLFIVES_PURE_PYTHON=1`` to turn both off.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from allfives_env import lookahead
-from allfives_env.engine.tiles import CLOSED, NUM_ACTIONS, PIP_TILES, TILES, mask_pips, mask_tiles
+from allfives_env.engine.tiles import CLOSED, NUM_ACTIONS, NUM_TILES, PIP_TILES, TILES, mask_pips, mask_tiles
 
 class Piece(NamedTuple):
     """One piece of the vector: ``size`` values from ``OFFSETS[name]`` on, each the quantity that
@@ -307,26 +310,33 @@ encode = encode_c if ACCELERATED else encode_python
 
 _TAIL_ZEROS = array("f", bytes(4 * (OBS_SIZES[2] - OBS_SIZE)))
 _MAY_HOLD = OFFSETS["may_hold"]
+#: the relative seats ``may_hold`` has room for
+_MAY_HOLD_SEATS = next(p.size for p in LOOKAHEAD_PIECES if p.name == "may_hold") // NUM_TILES
 #: per lookahead piece after ``may_hold``: its offset, its scale, its field's index in ``MoveFacts``
 _LOOKAHEAD = tuple((OFFSETS[name], float(SCALES[name]), lookahead.MoveFacts._fields.index(field)) for name, field in (
     ("reply_threat", "threat"), ("reply_max", "threat_max"), ("reply_none", "no_reply"),
     ("partner_reply", "partner"), ("mobility", "mobility"), ("variety", "variety"),
 ))
-#: the version-1 pieces of a view written into an array that starts with its rules' template
-_fill_v1 = _fill_c if ACCELERATED else _fill_python
 
 
-def encode_lookahead(view, out: np.ndarray | None = None) -> np.ndarray:
-    """The version-2 vector of ``view``: ``encode(view)`` followed by ``LOOKAHEAD_PIECES``."""
-    template, rel_sides, score_scale = _template(view.rules)
-    o = template + _TAIL_ZEROS
-    move_points = view.move_points()
-    _fill_v1(o, view, rel_sides[view.seat], score_scale, move_points)
+def _put_may_hold(o: array, view) -> lookahead.Context:
+    """Write ``may_hold`` of ``view`` into ``o``; return the view's lookahead context."""
     ctx = lookahead.context(view)
     n = view.rules.num_players
     for r in range(1, n):
         _put_tiles(o, _MAY_HOLD + 28 * (r - 1), lookahead.allowed_mask(view, (view.seat + r) % n, ctx.unseen))
-    for f in lookahead.facts_of_moves(view, ctx, move_points):
+    return ctx
+
+
+def encode_lookahead_python(view, out: np.ndarray | None = None) -> np.ndarray:
+    """The version-2 vector of ``view``: ``encode(view)`` followed by ``LOOKAHEAD_PIECES`` (the
+    reference implementation, from ``lookahead.facts_of_moves_python``)."""
+    template, rel_sides, score_scale = _template(view.rules)
+    o = template + _TAIL_ZEROS
+    move_points = view.move_points()
+    _fill_python(o, view, rel_sides[view.seat], score_scale, move_points)
+    ctx = _put_may_hold(o, view)
+    for f in lookahead.facts_of_moves_python(view, ctx, move_points):
         if f.out:  # every lookahead piece of a move that goes out is 0
             continue
         a = f.action
@@ -334,6 +344,41 @@ def encode_lookahead(view, out: np.ndarray | None = None) -> np.ndarray:
             x = f[i] / scale
             o[offset + a] = x if x < 1.0 else 1.0
     return _vector(o, out)
+
+
+def _load_lookahead_accelerator():
+    """The C accelerator's fill of the lookahead pieces, or ``None`` (see ``lookahead.ACCELERATED``)."""
+    if not (ACCELERATED and lookahead.ACCELERATED):
+        return None
+    from allfives_env import _fastlook
+
+    _fastlook.configure_pieces(_LOOKAHEAD, (_MAY_HOLD, _MAY_HOLD_SEATS), OBS_SIZES[2])
+    return _fastlook.fill
+
+
+_fill_lookahead = _load_lookahead_accelerator()
+#: whether ``encode_lookahead`` runs the C accelerators (both: the version-1 pieces and the move facts)
+LOOKAHEAD_ACCELERATED = _fill_lookahead is not None
+
+
+def encode_lookahead_c(view, out: np.ndarray | None = None) -> np.ndarray:
+    """``encode_lookahead_python`` by the C accelerators (only where built: ``LOOKAHEAD_ACCELERATED``)."""
+    template, rel_sides, score_scale = _template(view.rules)
+    o = template + _TAIL_ZEROS
+    move_points = view.move_points()
+    seat = view.seat
+    _fill_c(o, view, rel_sides[seat], score_scale, move_points)
+    ctx = lookahead.context(view)
+    n = view.rules.num_players
+    may_hold = [lookahead.allowed_mask(view, (seat + r) % n, ctx.unseen) for r in range(1, n)]
+    after = view.ends_after_moves()
+    _fill_lookahead(o, may_hold, view.hand, view.legal_actions, move_points, after, ctx.next_model, ctx.partner_model)
+    return _vector(o, out)
+
+
+#: ``encode_lookahead(view, out=None)``: the version-2 vector of ``view``, ``encode(view)`` followed
+#: by ``LOOKAHEAD_PIECES``. The C accelerators where built, else ``encode_lookahead_python``: the same bits.
+encode_lookahead = encode_lookahead_c if LOOKAHEAD_ACCELERATED else encode_lookahead_python
 
 
 #: the encoder of each observation version

@@ -1,6 +1,7 @@
 """Observation version 2: the lookahead pieces, their soundness, and the policies that read them."""
 
 import hashlib
+import os
 import random
 
 import numpy as np
@@ -11,13 +12,38 @@ from hypothesis import strategies as st
 from agents import make_agent
 from agents.action_features import N_FEATURES, STATE_SIZE, action_features
 from agents.belief import determinize
-from allfives_env import lookahead
+from allfives_env import lookahead, observation
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.layout import placements_points
 from allfives_env.engine.tiles import ACTION_END, ACTION_TILE, NUM_ACTIONS, mask_tiles
 from allfives_env.observation import LOOKAHEAD_PIECES, OBS_SIZE, OBS_SIZES, OFFSETS, encode, encode_lookahead, encoder, piece
 
 from helpers import A, T, game_from
+
+# CI builds the accelerators (it has a C compiler) and sets this, so their tests cannot be skipped there
+REQUIRE_ACCELERATOR = os.environ.get("ALLFIVES_REQUIRE_ACCELERATOR", "") not in ("", "0")
+
+
+def needs_accelerator():
+    if lookahead.ACCELERATED and observation.LOOKAHEAD_ACCELERATED:
+        return
+    if REQUIRE_ACCELERATOR:
+        pytest.fail("the C accelerator (allfives_env/_fastlook.c) was not built; ALLFIVES_REQUIRE_ACCELERATOR is set")
+    pytest.skip("the C accelerator was not built (no C compiler, or ALLFIVES_PURE_PYTHON is set)")
+
+
+@pytest.fixture(params=["python", "c"])
+def path(request, monkeypatch):
+    """Every caller of the move facts on one path: the Python reference or the C accelerator."""
+    if request.param == "python":
+        monkeypatch.setattr(lookahead, "facts_of_moves", lookahead.facts_of_moves_python)
+        monkeypatch.setattr(observation, "encode_lookahead", observation.encode_lookahead_python)
+    else:
+        needs_accelerator()
+        monkeypatch.setattr(lookahead, "facts_of_moves", lookahead.facts_of_moves_c)
+        monkeypatch.setattr(observation, "encode_lookahead", observation.encode_lookahead_c)
+    return request.param
+
 
 VARIANTS = [
     dict(num_players=2),
@@ -84,7 +110,7 @@ def test_the_belief_never_rules_out_a_tile_a_seat_holds(options):
             assert f.no_reply < 1.0
 
 
-def test_reply_facts_by_hand():
+def test_reply_facts_by_hand(path):
     """Seat 0 leads 5-5 (the spinner) and keeps 0-5 and 6-6; seat 1 plays 1-5 on the west side. Seat
     0's only move is 0-5 on the east side, which leaves 1 (west), 0 (east) and the spinner's empty
     north and south arms (5, counting nothing): 1, no points. Seat 1 holds 2 of the 24 tiles seat 0
@@ -106,7 +132,7 @@ def test_reply_facts_by_hand():
     p = 2 / 24  # the two 5-point replies come first, then the 4s (1-4 on the west; 0-3, 3-5 on east/north) ...
     assert f.threat > 5 * p and f.threat < 5 * (1 - (1 - p) ** 15)
     assert (f.pips_left, f.variety, f.mobility, f.out, f.double) == (12, 1, 0, False, False)
-    vec = encode_lookahead(view)
+    vec = observation.encode_lookahead(view)
     a = A("0-5", "east")
     assert piece(vec, "reply_max")[a] == pytest.approx(5 / 30)
     assert piece(vec, "reply_none")[a] == pytest.approx((1 - 2 / 24) ** 15)
@@ -227,15 +253,16 @@ def lookahead_digest(options) -> str:
     expert's choice at every decision of four seeded random-move games."""
     digest = hashlib.sha256()
     expert = make_agent("expert")
+    encode_v2 = observation.encode_lookahead
     for game, view in views_of_random_games(options, seed=11, games=4):
-        digest.update(encode_lookahead(view).tobytes())
-        digest.update(encode_lookahead(game.view((view.seat + 1) % game.num_players)).tobytes())
+        digest.update(encode_v2(view).tobytes())
+        digest.update(encode_v2(game.view((view.seat + 1) % game.num_players)).tobytes())
         digest.update(repr([tuple(f) for f in lookahead.move_facts(view)]).encode())
         digest.update(expert.act(view).to_bytes(1, "little"))
     return digest.hexdigest()
 
 
 @pytest.mark.parametrize("variant", FROZEN_DIGESTS)
-def test_the_lookahead_features_are_frozen(variant):
+def test_the_lookahead_features_are_frozen(variant, path):
     options = dict(zip(["2p", "3p", "4p", "4p-cutthroat"], VARIANTS))[variant]
     assert lookahead_digest(options) == FROZEN_DIGESTS[variant]

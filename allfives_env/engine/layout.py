@@ -12,18 +12,23 @@ from __future__ import annotations
 
 from .tiles import CLOSED, END_NAMES, IS_DOUBLE, NORTH, OTHER_HALF, PIP_TILES, SOUTH, TILE_PIPS, TILES, WEST, mask_tiles
 
+#: the count of the open ends scores when it is a multiple of this
+SCORING_MULTIPLE = 5
 _FITS = tuple(tuple(p in t for p in range(CLOSED + 1)) for t in TILES)
 #: ``_END_COUNT[t][p]``: what the end counts once tile ``t`` is matched against pip ``p`` (a double
 #: both halves, else the half left exposed; ``CLOSED`` where ``t`` does not show ``p``)
 _END_COUNT = tuple(tuple(p + p if a == b and p == a else OTHER_HALF[i][p] for p in range(CLOSED + 1)) for i, (a, b) in enumerate(TILES))
 #: ``_SCORING_ON[p][r]``: mask of the tiles that, matched against an end showing ``p`` while the
-#: other ends count ``r`` modulo 5, make the total a multiple of 5
+#: other ends count ``r`` modulo ``SCORING_MULTIPLE``, make the total a multiple of it
 _SCORING_ON = tuple(
-    tuple(sum(1 << t for t in range(len(TILES)) if _FITS[t][p] and (r + _END_COUNT[t][p]) % 5 == 0) for r in range(5))
+    tuple(
+        sum(1 << t for t in range(len(TILES)) if _FITS[t][p] and (r + _END_COUNT[t][p]) % SCORING_MULTIPLE == 0)
+        for r in range(SCORING_MULTIPLE)
+    )
     for p in range(CLOSED)
 )
-#: mask of the tiles whose lead scores (their pips a positive multiple of 5)
-_SCORING_LEADS = sum(1 << t for t, pips in enumerate(TILE_PIPS) if pips and pips % 5 == 0)
+#: mask of the tiles whose lead scores (their pips a positive multiple of ``SCORING_MULTIPLE``)
+_SCORING_LEADS = sum(1 << t for t, pips in enumerate(TILE_PIPS) if pips and pips % SCORING_MULTIPLE == 0)
 
 
 class Layout:
@@ -236,7 +241,7 @@ def scoring_replies(pips, values, empty: bool, candidates: int) -> list[int]:
         if p == CLOSED:
             continue
         rest = total - v
-        scoring = candidates & _SCORING_ON[p][rest % 5]
+        scoring = candidates & _SCORING_ON[p][rest % SCORING_MULTIPLE]
         while scoring:
             low = scoring & -scoring
             t = low.bit_length() - 1
@@ -245,6 +250,13 @@ def scoring_replies(pips, values, empty: bool, candidates: int) -> list[int]:
             if points > best.get(t, 0):
                 best[t] = points
     return list(best.values())
+
+
+def reply_tables() -> dict:
+    """The tables ``scoring_replies`` reads on a started layout, for an accelerator that computes the
+    same replies (``allfives_env/_fastlook.c``): ``scoring_on[p][r]``, ``end_count[t][p]``, the
+    ``modulus`` that ``r`` is taken by (the other ends' count modulo it) and the ``closed`` pip."""
+    return {"scoring_on": _SCORING_ON, "end_count": _END_COUNT, "modulus": SCORING_MULTIPLE, "closed": CLOSED}
 
 
 def placements_points(pips, values, empty: bool, actions) -> list[int]:

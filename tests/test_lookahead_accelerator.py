@@ -1,0 +1,227 @@
+"""The C accelerator of the move facts (``allfives_env/_fastlook.c``) against the Python reference:
+the same facts and the same version-2 vectors, bit for bit, and clear errors for bad input."""
+
+import random
+from array import array
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from allfives_env import lookahead, observation
+from allfives_env.engine import Game, Rules
+from allfives_env.observation import OBS_SIZES
+
+from helpers import A, game_from
+from test_lookahead import needs_accelerator, views_of_random_games
+
+VARIANTS = {
+    "2p": dict(num_players=2),
+    "3p": dict(num_players=3),
+    "4p": dict(num_players=4),
+    "4p-cutthroat": dict(num_players=4, partnerships=False),
+}
+
+
+def assert_same(view):
+    """Both paths give equal facts (types, values and their class) and equal vector bits for ``view``."""
+    ctx = lookahead.context(view)
+    points = view.move_points()
+    c = lookahead.facts_of_moves_c(view, ctx, points)
+    python = lookahead.facts_of_moves_python(view, ctx, points)
+    assert [type(f) for f in c] == [lookahead.MoveFacts] * len(python)
+    assert repr(c) == repr(python)  # repr tells True from 1 and writes every float exactly
+    assert observation.encode_lookahead_c(view).tobytes() == observation.encode_lookahead_python(view).tobytes()
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_c_and_python_agree_on_every_seat_of_random_games(variant):
+    needs_accelerator()
+    checked = 0
+    for game, view in views_of_random_games(VARIANTS[variant], seed=21, games=6):
+        for seat in range(game.num_players):
+            assert_same(view if seat == view.seat else game.view(seat))
+        checked += len(view.legal_actions)
+    assert checked > 300
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), variant=st.sampled_from(sorted(VARIANTS)), moves=st.integers(0, 40))
+def test_c_and_python_agree_on_random_positions(seed, variant, moves):
+    needs_accelerator()
+    rng = random.Random(seed)
+    game = Game(Rules.make(**VARIANTS[variant]), seed, max_hands=3)
+    for _ in range(moves):
+        if game.over:
+            return
+        assert_same(game.view(game.current_player))
+        game.step(rng.choice(game.legal_actions()))
+
+
+def test_moves_that_go_out():
+    """Seat 0 leads 5-5 and, its turn again, holds one tile: every move of it goes out, and its
+    facts are zeros but the points and the double flag."""
+    needs_accelerator()
+    game = game_from([["5-5", "0-5"], ["1-5", "2-2"], ["0-1", "3-4"], ["6-6", "2-6"]], starter=0, num_players=4)
+    game.step(A("5-5", "lead"))
+    while game.current_player != 0:
+        for seat in range(4):
+            assert_same(game.view(seat))
+        game.step(game.legal_actions()[0])
+    view = game.view(0)
+    facts = lookahead.facts_of_moves_c(view, lookahead.context(view), view.move_points())
+    assert facts and all(f.out and tuple(f)[3:] == (0.0, 0, 0.0, 0.0, 0, 0, 0, False) for f in facts)
+    assert_same(view)
+
+
+@pytest.fixture
+def fast():
+    needs_accelerator()
+    from allfives_env import _fastlook
+
+    return _fastlook
+
+
+@pytest.fixture
+def args():
+    game = game_from([["5-5", "0-5", "6-6"], ["1-5", "2-2", "3-4"]], starter=0, hand_size=3, boneyard_reserve=22)
+    game.step(A("5-5", "lead"))
+    view = game.view(1)
+    ctx = lookahead.context(view)
+    moves = [view.legal_actions, view.move_points(), view.ends_after_moves()]
+    return [view.hand, *moves, ctx.next_model, ctx.partner_model]
+
+
+def test_move_facts_names_bad_input(fast, args):
+    assert fast.move_facts(*args) == lookahead.facts_of_moves_python(*_view_of(args))
+    one = [args[0], args[1][:1], args[2][:1], args[3][:1], args[4], args[5]]
+    for i, bad, error, message in [
+        (0, 1.5, TypeError, "hand must be an int, not float"),
+        (0, 1 << 28, ValueError, "hand must be a 28-bit tile mask"),
+        (1, "abc", TypeError, "legal_actions must be a tuple or list, not str"),
+        (1, [200], ValueError, "legal_actions holds an id outside 0..111"),
+        (1, ["x"], TypeError, "an item of legal_actions must be an int, not str"),
+        (2, [], ValueError, "one entry per legal action"),
+        (3, [([7, 7, 7, 7], [0, 0, 0])], ValueError, "the values of ends_after_moves must hold 4 items, not 3"),
+        (3, [([9, 7, 7, 7], [0, 0, 0, 0])], ValueError, "the pips of ends_after_moves must hold ints in 0..7, not 9"),
+        (3, [([1, 7, 7, 7], [-1, 0, 0, 0])], ValueError, "the values of ends_after_moves must hold ints"),
+        (3, [None], TypeError, "an item of ends_after_moves must be a tuple or list"),
+        (3, [([1, 7, 7, 7],)], ValueError, r"must be \(pips, values\)"),
+        (4, 3, TypeError, "next_model must be None or a ReplyModel, not int"),
+        (4, lookahead.ReplyModel(0, -1, 0.5), ValueError, "next_model's allowed must be a 28-bit tile mask"),
+        (5, lookahead.ReplyModel(0, 3, 1.5), ValueError, "partner_model's p must be a probability"),
+        (5, lookahead.ReplyModel(0, 3, "x"), TypeError, "a model's p must be a number, not str"),
+    ]:
+        broken = list(one)
+        broken[i] = bad
+        with pytest.raises(error, match=message):
+            fast.move_facts(*broken)
+    with pytest.raises(TypeError, match="takes 6 arguments"):
+        fast.move_facts(*args[:5])
+
+
+def _view_of(args):
+    """The ``facts_of_moves_python`` arguments that the C arguments ``args`` were read from."""
+
+    class View:
+        hand, legal_actions = args[0], args[1]
+
+        def ends_after_moves(self):
+            return args[3]
+
+    return View(), lookahead.Context(0, args[4], args[5]), args[2]
+
+
+def test_fill_names_bad_input(fast, args):
+    out = np.zeros(OBS_SIZES[2], np.float32)
+    fast.fill(out, [5, 0, 1 << 27], *args)
+    assert out.any()
+    may = out[observation.OFFSETS["may_hold"] :][:84].reshape(3, 28)
+    assert may.sum() == 3 and may[0, 0] == may[0, 2] == may[2, 27] == 1.0
+    with pytest.raises(ValueError, match=f"out must hold {OBS_SIZES[2]} float32 values"):
+        fast.fill(array("f", bytes(8)), [], *args)
+    with pytest.raises(BufferError, match="not writable"):
+        fast.fill(bytes(4 * OBS_SIZES[2]), [], *args)
+    with pytest.raises(TypeError, match="takes 8 arguments"):
+        fast.fill(out, [], *args[:5])
+    with pytest.raises(TypeError, match="hand must be an int"):
+        fast.fill(out, [], None, *args[1:])
+    for bad, error, message in [
+        (None, TypeError, "may_hold must be a tuple or list"),
+        ([0, 0, 0, 0], ValueError, "may_hold must hold at most 3 masks"),
+        ([1.0], TypeError, "an item of may_hold must be an int, not float"),
+        ([1 << 28], ValueError, "may_hold must hold 28-bit tile masks"),
+    ]:
+        with pytest.raises(error, match=message):
+            fast.fill(out, bad, *args)
+
+
+def test_configure_checks_the_tables(fast, args):
+    """Bad tables are refused by name, and a refused configure changes nothing."""
+    good = lookahead.accelerator_tables()
+    base = repr(fast.move_facts(*args))
+    rows = [list(r) for r in good["scoring_on"]]
+    try:
+        for tables, error, message in [
+            ({k: v for k, v in good.items() if k != "end_count"}, KeyError, "tables lack end_count"),
+            ({**good, "move_facts": tuple}, ValueError, "move_facts does not have the fields"),
+            ({**good, "move_facts": lookahead.ReplyModel}, ValueError, "move_facts does not have the fields"),
+            ({**good, "reply_model": int}, TypeError, "reply_model must be a NamedTuple class"),
+            ({**good, "modulus": 0}, ValueError, "modulus in 1..64"),
+            ({**good, "modulus": 4}, ValueError, "a row of scoring_on must hold 4 items, not 5"),
+            ({**good, "scoring_on": rows[:3]}, ValueError, "scoring_on must hold one row per pip"),
+            ({**good, "pip_tiles": good["pip_tiles"][:7]}, ValueError, "pip_tiles must hold 8 items, not 7"),
+            ({**good, "action_tile": [99] * 112}, ValueError, "action_tile must hold ints in 0..27, not 99"),
+            ({**good, "tile_pips": "x" * 28}, TypeError, "tile_pips must be a tuple or list"),
+        ]:
+            with pytest.raises(error, match=message):
+                fast.configure(tables)
+            assert repr(fast.move_facts(*args)) == base
+    finally:
+        fast.configure(good)
+
+
+def test_configure_pieces_checks_the_pieces(fast):
+    pieces, may_hold = observation._LOOKAHEAD, (observation.OFFSETS["may_hold"], 3)
+    try:
+        with pytest.raises(ValueError, match="may-hold masks must lie inside the vector"):
+            fast.configure_pieces(pieces, (OBS_SIZES[2] - 28, 2), OBS_SIZES[2])
+        for bad, error, message in [
+            ((pieces[0][:2],), TypeError, r"each piece must be \(offset, scale, field index\)"),
+            (((OBS_SIZES[2] - 10, 1.0, 3),), ValueError, "must lie inside the vector"),
+            (((0, 0.0, 3),), ValueError, "scale must be positive"),
+            (((0, 1.0, 11),), ValueError, "field index must be in 0..10"),
+            (((0, "x", 3),), TypeError, "a piece's scale must be a number, not str"),
+        ]:
+            with pytest.raises(error, match=message):
+                fast.configure_pieces(bad, may_hold, OBS_SIZES[2])
+    finally:
+        fast.configure_pieces(pieces, may_hold, OBS_SIZES[2])
+
+
+def test_the_accelerator_is_used_where_built():
+    if lookahead.ACCELERATED:
+        assert lookahead.facts_of_moves is lookahead.facts_of_moves_c
+    else:
+        assert lookahead.facts_of_moves is lookahead.facts_of_moves_python
+    both = observation.ACCELERATED and lookahead.ACCELERATED
+    assert observation.LOOKAHEAD_ACCELERATED == both
+    want = observation.encode_lookahead_c if both else observation.encode_lookahead_python
+    assert observation.encode_lookahead is want and observation.encoder(2) is want
+
+
+def test_the_accelerator_takes_its_tables_from_configure(fast, args):
+    """With no tile scoring anywhere (``scoring_on`` all empty) every threat and partner value is
+    0 and nothing else changes: _fastlook.c keeps no scoring table of its own."""
+    good = lookahead.accelerator_tables()
+    base = fast.move_facts(*args)
+    assert any(f.threat for f in base)
+    try:
+        fast.configure({**good, "scoring_on": [[0] * good["modulus"]] * len(good["scoring_on"])})
+        for f, b in zip(fast.move_facts(*args), base):
+            assert (f.threat, f.threat_max, f.partner) == (0.0, 0, 0.0)
+            assert f._replace(threat=b.threat, threat_max=b.threat_max, partner=b.partner) == b
+    finally:
+        fast.configure(good)
+    assert fast.move_facts(*args) == base
