@@ -10,13 +10,13 @@ PettingZoo's SB3 action-masking tutorial pipeline on connect_four_v3, in the sam
   self-play. Its wrapper is copied unchanged except that it also subclasses ``gymnasium.Env``,
   which today's ``ActionMasker`` requires; steps/s over ``model.learn``.
 
-- **baseline** (``--baseline REF``): ``allfives train`` of git revision ``REF`` (``git archive``)
-  on that revision's own recipe, for before/after figures in the same run.
+- **baselines** (``--baseline REF``, repeatable): ``allfives train`` of git revision ``REF``
+  (``git archive``) on that revision's own recipe, for before/after figures in the same run.
 
-Rounds alternate ours, the baseline and the peer, each in a fresh process with the threads the
+Rounds alternate ours, each baseline and the peer, each in a fresh process with the threads the
 recipe sets; the medians and the ratios to the peer are printed (``--json``: one line).
 
-    python benchmarks/train_speed.py --steps 40960 --rounds 3 --baseline cc99836
+    python benchmarks/train_speed.py --steps 40960 --rounds 3 --baseline 82f1e16 --baseline 0a34e01
 """
 
 from __future__ import annotations
@@ -123,20 +123,22 @@ def main(argv=None) -> dict:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--config", default=str(ROOT / "configs" / "ppo_2p.yaml"))
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--baseline", metavar="REF", help="also train with this git revision (its own configs/ppo_2p.yaml)")
+    parser.add_argument("--baseline", metavar="REF", action="append", default=[],
+                        help="also train with this git revision (its own configs/ppo_2p.yaml); repeatable")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    ours, baseline, peer = [], [], []
+    ours, peer = [], []
+    baselines: dict[str, list[float]] = {ref: [] for ref in args.baseline}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="allfives-train-speed-") as folder:
-        old_tree = export_revision(args.baseline, Path(folder) / "baseline") if args.baseline else None
+        trees = {ref: export_revision(ref, Path(folder) / f"baseline{k}") for k, ref in enumerate(baselines)}
         for r in range(args.rounds):
             ours.append(run(OURS, args.steps, args.seed + r, Path(folder) / f"run{r}", args.config))
-            if old_tree is not None:
-                baseline.append(run(OURS, args.steps, args.seed + r, Path(folder) / f"old{r}", old_tree / "configs" / "ppo_2p.yaml", root=old_tree))
+            for k, (ref, tree) in enumerate(trees.items()):
+                baselines[ref].append(run(OURS, args.steps, args.seed + r, Path(folder) / f"old{k}-{r}", tree / "configs" / "ppo_2p.yaml", root=tree))
             peer.append(run(PEER, args.steps, args.seed + r))
             if not args.json:
-                old = f", {args.baseline} {baseline[-1]:,.0f} steps/s" if baseline else ""
+                old = "".join(f", {ref} {speeds[-1]:,.0f} steps/s" for ref, speeds in baselines.items())
                 print(f"round {r + 1}: allfives train {ours[-1]:,.0f} steps/s{old}, connect_four tutorial {peer[-1]:,.0f} steps/s")
     tutorial = statistics.median(peer)
     report = {
@@ -148,13 +150,13 @@ def main(argv=None) -> dict:
         "config": Path(args.config).name,
         "seconds": round(time.perf_counter() - started, 1),
     }
-    if baseline:
-        report.update(baseline=args.baseline, baseline_steps_per_s=round(statistics.median(baseline), 1),
-                      baseline_ratio=round(statistics.median(baseline) / tutorial, 2))
+    if baselines:
+        report["baselines"] = [{"ref": ref, "steps_per_s": round(statistics.median(speeds), 1),
+                                "ratio": round(statistics.median(speeds) / tutorial, 2)} for ref, speeds in baselines.items()]
     if args.json:
         print(json.dumps(report))
     else:
-        old = f"; {args.baseline}: {report['baseline_steps_per_s']:,} steps/s, ratio {report['baseline_ratio']}" if baseline else ""
+        old = "".join(f"; {b['ref']}: {b['steps_per_s']:,} steps/s, ratio {b['ratio']}" for b in report.get("baselines", []))
         print(f"median: {report['allfives_steps_per_s']:,} vs {report['connect_four_tutorial_steps_per_s']:,} steps/s, ratio {report['ratio']}{old}")
     return report
 

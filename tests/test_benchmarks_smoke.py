@@ -44,7 +44,7 @@ def test_train_speed_runs_both_pipelines_and_reports_json():
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["allfives_steps_per_s"] > 0 and report["connect_four_tutorial_steps_per_s"] > 0
     assert report["ratio"] == pytest.approx(report["allfives_steps_per_s"] / report["connect_four_tutorial_steps_per_s"], rel=0.01)
-    assert report["baseline"] == "HEAD" and report["baseline_steps_per_s"] > 0
+    assert [b["ref"] for b in report["baselines"]] == ["HEAD"] and all(b["steps_per_s"] > 0 for b in report["baselines"])
 
 
 def test_search_time_reports_each_agents_decision_times():
