@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -27,20 +28,46 @@ import yaml
 from agents.tournament import run_tournament
 from allfives_env.engine import Rules
 
-from .export import export_onnx
+from .export import ExportError, export_onnx
 from .parity import check_parity
 
 
+class ShipError(ValueError):
+    """A run that cannot be shipped (not finished, or its files unreadable)."""
+
+
 def ship(run_dir, name: str, model: str = "final.zip", games: int = 2000, workers: int = 1, seed: int = 20261130, out_dir="models") -> dict:
-    """Copy, export and evaluate a run's model; write and return its card."""
+    """Copy, export and evaluate a run's model; write and return its card. Everything is made in a
+    staging folder beside ``out_dir``'s files, which replace the shipped ones only once all three are
+    made: a failed export, parity check or evaluation leaves the shipped model as it was."""
     run_dir, out_dir = Path(run_dir), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    run_card = json.loads((run_dir / "card.json").read_text())
-    config = yaml.safe_load((run_dir / "config.yaml").read_text())
-    zip_path = out_dir / f"{name}.zip"
+    staging = out_dir / f".{name}.shipping"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        card = _make(run_dir, name, model, games, workers, seed, out_dir, staging)
+        for file in (card["files"]["model"], card["files"]["onnx"], f"{name}.json"):
+            os.replace(staging / file, out_dir / file)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return card
+
+
+def _make(run_dir: Path, name: str, model: str, games: int, workers: int, seed: int, out_dir: Path, staging: Path) -> dict:
+    """The shipped files of ``ship``, made in ``staging``; returns the card."""
+    for needed in ("card.json", "config.yaml", model):
+        if not (run_dir / needed).is_file():
+            raise ShipError(f"{run_dir} is not a finished run: it has no {needed}")
+    try:
+        run_card = json.loads((run_dir / "card.json").read_text())
+        config = yaml.safe_load((run_dir / "config.yaml").read_text())
+        run_card["rules"], run_card["obs_version"], run_card["steps"], run_card["wall_seconds"]
+    except (ValueError, yaml.YAMLError, KeyError, TypeError) as exc:
+        raise ShipError(f"{run_dir}: unreadable card.json or config.yaml ({type(exc).__name__}: {exc})") from None
+    zip_path, onnx_path = staging / f"{name}.zip", staging / f"{name}.onnx"
+    export_onnx(run_dir / model, onnx_path)
     shutil.copyfile(run_dir / model, zip_path)
-    onnx_path = out_dir / f"{name}.onnx"
-    export_onnx(zip_path, onnx_path)
     parity = check_parity(zip_path, onnx_path, count=10_000)
     rules = Rules.from_dict(run_card["rules"])
     started = time.perf_counter()
@@ -62,7 +89,8 @@ def ship(run_dir, name: str, model: str = "final.zip", games: int = 2000, worker
         def pairing(a, b):
             return result.pairing(label[a], label[b])
 
-        ratings = result.ratings
+        shipped = f"onnx:{out_dir / onnx_path.name}"  # the ratings under the name the policy ships as
+        ratings = {shipped if who == label[agents[0]] else who: r for who, r in result.ratings.items()}
         games_per_pairing = result.config["games_per_pairing"]
     evaluation = []
     for opponent in agents[1:]:
@@ -96,11 +124,11 @@ def ship(run_dir, name: str, model: str = "final.zip", games: int = 2000, worker
         "onnx_parity": parity,
         "config": config,
     }
-    card_path = out_dir / f"{name}.json"
-    if card_path.exists():  # keep the hand-written fields of a model card (intended use, limitations, ...)
-        previous = json.loads(card_path.read_text())
+    shipped_card = out_dir / f"{name}.json"
+    if shipped_card.exists():  # keep the hand-written fields of a model card (intended use, limitations, ...)
+        previous = json.loads(shipped_card.read_text())
         card.update({k: v for k, v in previous.items() if k not in card})
-    card_path.write_text(json.dumps(card, indent=1) + "\n")
+    (staging / f"{name}.json").write_text(json.dumps(card, indent=1) + "\n")
     return card
 
 
@@ -113,7 +141,10 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out-dir", default="models")
     args = parser.parse_args(argv)
-    card = ship(args.run_dir, args.name, args.model, args.games, args.workers, out_dir=args.out_dir)
+    try:
+        card = ship(args.run_dir, args.name, args.model, args.games, args.workers, out_dir=args.out_dir)
+    except (ShipError, ExportError) as exc:
+        parser.exit(2, f"ship: error: {exc}\n")
     rows = [(card["name"], row["opponent"], row) for row in card["evaluation"]["results"]]
     rows += [(row["a"], row["b"], row) for row in card["evaluation"]["among_baselines"]]
     for a, b, row in rows:
