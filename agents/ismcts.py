@@ -5,8 +5,8 @@ boneyard order, respecting tile counts and the pips each seat is known to lack; 
 ``agents.belief``), then walks one shared tree keyed by the moves played from the current position:
 at every node it picks, among the moves legal in that world, an untried one if any, else the one
 with the best UCB score, counting availability (how often a move was legal when its node was
-visited) in the exploration term. Below the tree a rollout policy (``random`` or ``greedy``)
-plays to the end of the hand. The value of a finished rollout, per side, is
+visited) in the exploration term. Below the tree a rollout policy (``random``, ``greedy``, or
+``expert`` from the view of the seat to play) plays to the end of the hand. The value of a finished rollout, per side, is
 ``tanh(zero-summed score change since the root / 40)``, or +1 / -1 when the game was won or lost
 in it; each node is credited with the value of the side that chose its move. The move played is
 the most visited one at the root.
@@ -22,8 +22,8 @@ moves it did not see get ``1 / moves``), at the cost of one network call per suc
 model's name (``ismcts:policy=allfives_2p``).
 
 Options: ``iters`` (iterations per decision, default 200; reproducible for a seed), ``seconds``
-(a time budget per decision instead, when > 0; not reproducible), ``rollout`` (``greedy`` or
-``random``), ``c`` (exploration constant, default 0.7), ``policy`` (none by default), ``cpuct``
+(a time budget per decision instead, when > 0; not reproducible), ``rollout`` (``greedy``,
+``random`` or ``expert``), ``c`` (exploration constant, default 0.7), ``policy`` (none by default), ``cpuct``
 (default 1.0), ``temp`` (default 1.0) and ``guide`` (``root``, the default, or ``tree``; needs
 ``policy``). A decision with one legal move is played at once.
 """
@@ -40,6 +40,7 @@ from allfives_env.engine.rewards import win_rewards, zero_sum
 
 from .base import Agent
 from .belief import determinize
+from .expert import ExpertAgent
 from .greedy import greedy_action
 from .policy import NumpyPolicy
 from .registry import AGENTS, check_options, option_file
@@ -71,6 +72,21 @@ def _greedy_move(game, rng) -> int:
 def _random_move(game, rng) -> int:
     legal = game.legal_actions()
     return legal[rng.randrange(len(legal))]
+
+
+_EXPERT = ExpertAgent()
+
+
+def _expert_move(game, rng) -> int:
+    """``expert``'s move from the view of the seat to play (its belief is that seat's, not the world's)."""
+    legal = game.legal_actions()
+    if len(legal) == 1:
+        return legal[0]
+    return _EXPERT.act(game.view(game.current_player))
+
+
+#: the rollout policy of each ``rollout`` option
+_ROLLOUT_MOVES = {"greedy": _greedy_move, "random": _random_move, "expert": _expert_move}
 
 
 def side_values(game, root_scores: list[int]) -> list[float]:
@@ -108,7 +124,7 @@ class ISMCTSAgent(Agent):
         self.cpuct = cpuct
         self.temp = temp
         self.guide = guide
-        self._policy = _greedy_move if rollout == "greedy" else _random_move
+        self._policy = _ROLLOUT_MOVES[rollout]
         if guide != "root" and not policy:
             raise ValueError(f"agent 'ismcts': option guide={guide} needs a network: policy=PATH")
         self.policy = load_policy(policy) if policy else None

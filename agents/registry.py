@@ -86,7 +86,7 @@ AGENTS: dict[str, AgentType] = {
         {
             "iters": Option(int, min=1),
             "seconds": Option(float, min=0, above=True),  # a time budget instead of iters (default: none)
-            "rollout": Option(str, choices=("greedy", "random")),
+            "rollout": Option(str, choices=("greedy", "random", "expert")),
             "c": Option(float, min=0),
             "policy": Option(str, policy=True),  # its move probabilities are the root's prior
             "cpuct": Option(float, min=0),

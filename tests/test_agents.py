@@ -11,7 +11,7 @@ from agents.greedy import GreedyAgent
 from allfives_env.engine import Deal, Game, Rules
 from helpers import A, T, game_from
 
-SPECS = ["random", "greedy", "expert", "ismcts:iters=12", "ismcts:iters=8,rollout=random"]
+SPECS = ["random", "greedy", "expert", "ismcts:iters=12", "ismcts:iters=8,rollout=random", "ismcts:iters=6,rollout=expert"]
 VARIANTS = [
     dict(num_players=2),
     dict(num_players=2, hand_size="five", boneyard_reserve=2, hand_end="winner_takes"),
@@ -54,7 +54,7 @@ def test_agents_are_deterministic_for_a_seed(spec):
 HAND0 = ["5-5", "0-5", "1-4", "2-3", "3-6", "6-6", "0-0", "2-4", "1-2"]
 
 
-@pytest.mark.parametrize("spec", ["expert", "ismcts:iters=30", "ismcts:iters=30,policy=allfives_2p", "ismcts:iters=30,policy=allfives_2p,guide=tree"])
+@pytest.mark.parametrize("spec", ["expert", "ismcts:iters=30", "ismcts:iters=30,rollout=expert", "ismcts:iters=30,policy=allfives_2p", "ismcts:iters=30,policy=allfives_2p,guide=tree"])
 def test_agents_never_see_hidden_tiles(spec):
     mine = tuple(T(x) for x in HAND0)
     rest = [t for t in range(28) if t not in mine]
@@ -134,7 +134,7 @@ def test_registry_parses_specs_and_names_problems():
         make_agent("ismcts:depth=3")
     with pytest.raises(ValueError, match="option iters='many' is not a valid int"):
         make_agent("ismcts:iters=many")
-    with pytest.raises(ValueError, match="option rollout='smart' must be one of greedy, random"):
+    with pytest.raises(ValueError, match="option rollout='smart' must be one of greedy, random, expert"):
         make_agent("ismcts:rollout=smart")
     assert {"random", "greedy", "expert", "ismcts"} <= set(AGENTS)
     fn = make_agent(lambda view: view.legal_actions[0])

@@ -143,7 +143,7 @@ def test_seeds_follow_gymnasium(make):
         ("ismcts:seconds=-1", "option seconds=-1.0 must be > 0"),
         ("ismcts:c=-0.5", "option c=-0.5 must be >= 0"),
         ("ismcts:c=nan", "option c='nan' must be a finite number"),
-        ("ismcts:rollout=smart", "option rollout='smart' must be one of greedy, random"),
+        ("ismcts:rollout=smart", "option rollout='smart' must be one of greedy, random, expert"),
     ],
 )
 def test_bad_option_values_are_refused_by_parse_spec(spec, message):
