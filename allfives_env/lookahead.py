@@ -26,7 +26,7 @@ import operator
 import os
 from typing import NamedTuple
 
-from allfives_env.engine.layout import fitting_tiles, placements_points, reply_tables, scoring_replies
+from allfives_env.engine.layout import fitting_tiles, reply_tables, scoring_replies
 from allfives_env.engine.tiles import (
     ACTION_TILE,
     ALL_TILES_MASK,
@@ -69,17 +69,6 @@ def expected_best(values: list[int], p: float) -> float:
         total += v * p * miss
         miss *= 1.0 - p
     return total
-
-
-def best_reply_points(layout, candidates: int) -> list[int]:
-    """For each candidate tile that fits an end of ``layout``, the most it could score there."""
-    actions = layout.actions_for(candidates)
-    best: dict[int, int] = {}
-    for a, points in zip(actions, placements_points(layout.pips, layout.values, False, actions)):
-        t = ACTION_TILE[a]
-        if points > best.get(t, -1):
-            best[t] = points
-    return list(best.values())
 
 
 class ReplyModel(NamedTuple):

@@ -128,16 +128,16 @@ class ThreadsCallback(BaseCallback):
         self.rollout, self.update = rollout, update
 
     def _on_rollout_start(self) -> None:
-        if self.update != self.rollout:
-            import torch
-
-            torch.set_num_threads(self.rollout)
+        self._threads(self.rollout)
 
     def _on_rollout_end(self) -> None:
+        self._threads(self.update)
+
+    def _threads(self, n: int) -> None:
         if self.update != self.rollout:
             import torch
 
-            torch.set_num_threads(self.update)
+            torch.set_num_threads(n)
 
     def _on_step(self) -> bool:
         return True
