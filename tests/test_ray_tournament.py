@@ -34,8 +34,27 @@ def test_a_ray_tournament_writes_the_results_of_local_workers(tmp_path):
     assert (tmp_path / "local" / "games.jsonl").read_text() == (tmp_path / "ray" / "games.jsonl").read_text()
 
 
+def _parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return int(f.read().rsplit(b")", 1)[1].split()[1])
+
+
+def _descends_from_this_test(pid: int) -> bool:
+    """Whether ``pid`` was started by this process (its own local Ray), not by another test worker's."""
+    me = os.getpid()
+    try:
+        while pid > 1:
+            pid = _parent(pid)
+            if pid == me:
+                return True
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
 def _kill_one_running_chunk(killed: list, stop: threading.Event) -> None:
-    """SIGKILL the first Ray worker process seen playing a chunk (its title is ``ray::_play_chunk``)."""
+    """SIGKILL the first Ray worker process of this test's own Ray seen playing a chunk (its title is
+    ``ray::_play_chunk``); other test workers' Ray processes are left alone."""
     while not stop.is_set() and not killed:
         for pid in filter(str.isdigit, os.listdir("/proc")):
             try:
@@ -43,7 +62,7 @@ def _kill_one_running_chunk(killed: list, stop: threading.Event) -> None:
                     title = f.read().split(b"\0")[0]
             except OSError:
                 continue
-            if title == b"ray::_play_chunk":
+            if title == b"ray::_play_chunk" and _descends_from_this_test(int(pid)):
                 os.kill(int(pid), signal.SIGKILL)
                 killed.append(int(pid))
                 return
