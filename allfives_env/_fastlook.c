@@ -15,6 +15,8 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+
+#include "_fastargs.h"
 #include <math.h>
 
 #define NUM_TILES 28
@@ -51,45 +53,6 @@ static int piece_field[NUM_FIELDS];
 static Py_ssize_t piece_offset[NUM_FIELDS];
 static double piece_scale[NUM_FIELDS];
 
-/* an int (no __index__ calls: they could run code that changes the sequences being read) */
-static int int_of(PyObject *obj, long *out, const char *what) {
-    if (!PyLong_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what, Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    *out = PyLong_AsLong(obj);
-    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
-}
-
-/* an int or a float as a double */
-static int number_of(PyObject *obj, double *out, const char *what) {
-    if (PyFloat_Check(obj)) {
-        *out = PyFloat_AS_DOUBLE(obj);
-        return 0;
-    }
-    if (!PyLong_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s must be a number, not %.100s", what, Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    *out = PyLong_AsDouble(obj);
-    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
-}
-
-/* the items of a tuple or a list, with their count */
-static PyObject **items_of(PyObject *seq, Py_ssize_t *n, const char *what) {
-    static PyObject *none[1];
-    if (PyTuple_Check(seq)) {
-        *n = PyTuple_GET_SIZE(seq);
-        return *n ? &PyTuple_GET_ITEM(seq, 0) : none;
-    }
-    if (PyList_Check(seq)) {
-        *n = PyList_GET_SIZE(seq);
-        return *n ? &PyList_GET_ITEM(seq, 0) : none;
-    }
-    PyErr_Format(PyExc_TypeError, "%s must be a tuple or list, not %.100s", what, Py_TYPE(seq)->tp_name);
-    return NULL;
-}
-
 /* ints in [lo, hi] from a tuple or list of exactly ``n`` items */
 static int ints_of(PyObject *seq, Py_ssize_t n, long lo, long hi, long *out, const char *what) {
     Py_ssize_t got;
@@ -117,6 +80,26 @@ static PyObject *table(PyObject *tables, const char *name) {
     if (v == NULL)
         PyErr_Format(PyExc_KeyError, "tables lack %s", name);
     return v;
+}
+
+/* the table ``name``: ``rows`` rows (one per ``per``) of ``cols`` ints in 0..hi, row r at out + r * stride */
+static int rows_of(PyObject *tables, const char *name, const char *per, long rows, long cols, long hi, long *out,
+                   long stride) {
+    PyObject *v = table(tables, name);
+    Py_ssize_t n;
+    PyObject **row = v == NULL ? NULL : items_of(v, &n, name);
+    if (row == NULL)
+        return -1;
+    if (n != rows) {
+        PyErr_Format(PyExc_ValueError, "%s must hold one row per %s", name, per);
+        return -1;
+    }
+    char what[64];
+    snprintf(what, sizeof what, "a row of %s", name);
+    for (long r = 0; r < rows; r++)
+        if (ints_of(row[r], cols, 0, hi, out + r * stride, what) < 0)
+            return -1;
+    return 0;
 }
 
 /* whether ``type`` is a tuple subclass with no extra fields whose _fields are ``names`` */
@@ -173,27 +156,9 @@ static PyObject *configure(PyObject *self, PyObject *args) {
         (v = table(tables, "is_double")) == NULL || ints_of(v, NUM_TILES, 0, 1, dbl, "is_double") < 0 ||
         (v = table(tables, "pip_tiles")) == NULL || ints_of(v, c + 1, 0, ALL_TILES, pt, "pip_tiles") < 0)
         return NULL;
-    PyObject *rows;
-    Py_ssize_t n;
-    PyObject **row;
-    if ((rows = table(tables, "scoring_on")) == NULL || (row = items_of(rows, &n, "scoring_on")) == NULL)
+    if (rows_of(tables, "scoring_on", "pip", c, m, ALL_TILES, &on[0][0], MAX_MODULUS) < 0 ||
+        rows_of(tables, "end_count", "tile", NUM_TILES, c + 1, MAX_VALUE, &ec[0][0], MAX_PIP + 1) < 0)
         return NULL;
-    if (n != c) {
-        PyErr_SetString(PyExc_ValueError, "scoring_on must hold one row per pip");
-        return NULL;
-    }
-    for (long p = 0; p < c; p++)
-        if (ints_of(row[p], m, 0, ALL_TILES, on[p], "a row of scoring_on") < 0)
-            return NULL;
-    if ((rows = table(tables, "end_count")) == NULL || (row = items_of(rows, &n, "end_count")) == NULL)
-        return NULL;
-    if (n != NUM_TILES) {
-        PyErr_SetString(PyExc_ValueError, "end_count must hold one row per tile");
-        return NULL;
-    }
-    for (int t = 0; t < NUM_TILES; t++)
-        if (ints_of(row[t], c + 1, 0, MAX_VALUE, ec[t], "a row of end_count") < 0)
-            return NULL;
 
     Py_INCREF(facts);
     Py_XSETREF(facts_type, (PyTypeObject *)facts);

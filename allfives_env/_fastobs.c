@@ -12,6 +12,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "_fastargs.h"
+
 enum {
     HAND, PLAYED, ARM_PIP, ARM_OPEN, ARM_DOUBLE, ARM_VALUE, SPIN_PIP, SPIN_SIDES, TOTAL, LEAD, FORCED,
     MOVE_POINTS, COUNTS, BONEYARD, MISSING, SCORES, HAND_PIPS, UNSEEN, NUM_OFFSETS
@@ -45,20 +47,6 @@ static const char *ATTR_NAMES[NUM_ATTRS] = {
     "forced_tile", "legal_actions", "seat", "tile_counts", "missing_pips", "scores", "boneyard_size", "drawable",
 };
 static PyObject *attr_names[NUM_ATTRS];
-
-/* an int or a float as a double; ``what`` names it in the error */
-static int number_of(PyObject *obj, double *out, const char *what) {
-    if (PyFloat_Check(obj)) {
-        *out = PyFloat_AS_DOUBLE(obj);
-        return 0;
-    }
-    if (!PyLong_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s must be a number, not %.100s", what, Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    *out = PyLong_AsDouble(obj);
-    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
-}
 
 /* configure(offsets, scales, size, tiles); changes nothing unless all of it is valid */
 static PyObject *configure(PyObject *self, PyObject *args) {
@@ -133,32 +121,6 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* the items of a tuple or list attribute, with their count */
-static PyObject **items_of(PyObject *seq, Py_ssize_t *n, const char *name) {
-    static PyObject *none[1];
-    if (PyTuple_Check(seq)) {
-        *n = PyTuple_GET_SIZE(seq);
-        return *n ? &PyTuple_GET_ITEM(seq, 0) : none;
-    }
-    if (PyList_Check(seq)) {
-        *n = PyList_GET_SIZE(seq);
-        return *n ? &PyList_GET_ITEM(seq, 0) : none;
-    }
-    PyErr_Format(PyExc_TypeError, "%s must be a tuple or list", name);
-    return NULL;
-}
-
-/* an int (no __index__ calls: they could run code that changes the sequences being read);
-   ``prefix`` and ``name`` say what it is in the error: "view." "hand", "an item of " "view.pips" */
-static int int_of(PyObject *obj, long *out, const char *prefix, const char *name) {
-    if (!PyLong_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s%s must be an int, not %.100s", prefix, name, Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    *out = PyLong_AsLong(obj);
-    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
-}
-
 static inline float clip1(double x) { return x < -1.0 ? -1.0f : (x > 1.0 ? 1.0f : (float)x); }
 
 /* fill(out, view, rel_sides, score_scale, move_points): write the view's pieces into ``out`` (a
@@ -193,7 +155,7 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     static const int scalars[] = {A_HAND, A_PLAYED, A_DOUBLE_ENDS, A_SPINNER, A_COVERED, A_COUNT, A_LEAD,
                                   A_FORCED, A_SEAT, A_BONEYARD, A_DRAWABLE};
     for (size_t i = 0; i < sizeof(scalars) / sizeof(scalars[0]); i++)
-        if (int_of(a[scalars[i]], &v[scalars[i]], "view.", ATTR_NAMES[scalars[i]]) < 0)
+        if (int_named(a[scalars[i]], &v[scalars[i]], "view.", ATTR_NAMES[scalars[i]]) < 0)
             goto done;
     long hand = v[A_HAND], played = v[A_PLAYED], double_ends = v[A_DOUBLE_ENDS], spinner = v[A_SPINNER];
     long covered = v[A_COVERED], count = v[A_COUNT], lead = v[A_LEAD], forced = v[A_FORCED], seat = v[A_SEAT];
@@ -231,8 +193,8 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     }
     for (int e = 0; e < 4; e++) {
         long p, value;
-        if (int_of(pips[e], &p, "an item of ", "view.pips") < 0 ||
-            int_of(values[e], &value, "an item of ", "view.values") < 0)
+        if (int_named(pips[e], &p, "an item of ", "view.pips") < 0 ||
+            int_named(values[e], &value, "an item of ", "view.values") < 0)
             goto done;
         if (p != CLOSED) {
             if (p < 0 || p > 6) {
@@ -261,8 +223,8 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         o[off[FORCED]] = 1.0f;
     for (Py_ssize_t i = 0; i < n_legal; i++) {
         long action, p;
-        if (int_of(legal[i], &action, "an item of ", "view.legal_actions") < 0 ||
-            int_of(pts[i], &p, "an item of ", "move_points") < 0)
+        if (int_named(legal[i], &action, "an item of ", "view.legal_actions") < 0 ||
+            int_named(pts[i], &p, "an item of ", "move_points") < 0)
             goto done;
         if (action < 0 || action >= NUM_ACTIONS) {
             PyErr_SetString(PyExc_ValueError, "view.legal_actions holds an id outside 0..111");
@@ -274,15 +236,15 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     for (Py_ssize_t r = 0; r < n; r++) {
         Py_ssize_t s = (seat + r) % n;
         long c, m, side, x;
-        if (int_of(counts[s], &c, "an item of ", "view.tile_counts") < 0 ||
-            int_of(missing[s], &m, "an item of ", "view.missing_pips") < 0 ||
-            int_of(sides[r], &side, "an item of ", "rel_sides") < 0)
+        if (int_named(counts[s], &c, "an item of ", "view.tile_counts") < 0 ||
+            int_named(missing[s], &m, "an item of ", "view.missing_pips") < 0 ||
+            int_named(sides[r], &side, "an item of ", "rel_sides") < 0)
             goto done;
         if (side < 0 || side >= n_scores) {
             PyErr_SetString(PyExc_ValueError, "rel_sides names a side outside the scores");
             goto done;
         }
-        if (int_of(scores[side], &x, "an item of ", "view.scores") < 0)
+        if (int_named(scores[side], &x, "an item of ", "view.scores") < 0)
             goto done;
         o[off[COUNTS] + r] = c < scale[COUNTS] ? (float)(c / scale[COUNTS]) : 1.0f;
         for (int p = 0; p < 7; p++)

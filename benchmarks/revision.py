@@ -11,13 +11,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def export_revision(ref: str, target: Path) -> Path:
     """The tree of git revision ``ref`` in ``target``, with this checkout's compiled accelerators
-    whose C source is the same there."""
+    whose C source (the file and the header it shares) is the same there."""
     target.mkdir(parents=True, exist_ok=True)
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
     for name in ("_fastobs", "_fastlook"):
-        source, there = ROOT / "allfives_env" / f"{name}.c", target / "allfives_env" / f"{name}.c"
-        if there.exists() and there.read_bytes() == source.read_bytes():
+        sources = (f"{name}.c", "_fastargs.h")
+        if all(_same(ROOT / "allfives_env" / s, target / "allfives_env" / s) for s in sources):
             for built in (ROOT / "allfives_env").glob(f"{name}*.so"):
                 shutil.copy(built, target / "allfives_env")
     return target
+
+
+def _same(here: Path, there: Path) -> bool:
+    return there.exists() and there.read_bytes() == here.read_bytes()
