@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import functools
 import operator
-import os
 from typing import NamedTuple
 
+from allfives_env import accelerator
 from allfives_env.engine.layout import fitting_tiles, reply_tables, scoring_replies
 from allfives_env.engine.tiles import (
     ACTION_TILE,
@@ -182,19 +182,9 @@ def accelerator_tables() -> dict:
     }
 
 
-def _load_accelerator():
-    """The C accelerator configured with the engine's tables, or ``None`` (not built, or turned off)."""
-    if os.environ.get("ALLFIVES_PURE_PYTHON", "") not in ("", "0"):
-        return None
-    try:
-        from allfives_env import _fastlook
-    except ImportError:
-        return None
-    _fastlook.configure(accelerator_tables())
-    return _fastlook
-
-
-_fast = _load_accelerator()
+_fast = accelerator.load("_fastlook")
+if _fast is not None:
+    _fast.configure(accelerator_tables())
 #: whether ``facts_of_moves`` runs the C accelerator
 ACCELERATED = _fast is not None
 

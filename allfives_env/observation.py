@@ -24,13 +24,12 @@ the same vectors. Set ``ALLFIVES_PURE_PYTHON=1`` to turn both off.
 
 from __future__ import annotations
 
-import os
 from array import array
 from typing import NamedTuple
 
 import numpy as np
 
-from allfives_env import lookahead
+from allfives_env import accelerator, lookahead
 from allfives_env.engine.tiles import CLOSED, NUM_ACTIONS, NUM_TILES, PIP_TILES, TILES, mask_pips, mask_tiles
 
 class Piece(NamedTuple):
@@ -274,18 +273,10 @@ def _fill_python(o: array, view, viewer_sides: tuple, score_scale, move_points: 
         o[_UNSEEN + p] = (PIP_TILES[p] & unseen).bit_count() / s
 
 
-def _load_accelerator():
-    if os.environ.get("ALLFIVES_PURE_PYTHON", "") not in ("", "0"):
-        return None
-    try:
-        from allfives_env import _fastobs
-    except ImportError:
-        return None
+_fastobs = accelerator.load("_fastobs")
+if _fastobs is not None:
     _fastobs.configure(OFFSETS, SCALES, OBS_SIZE, TILES)
-    return _fastobs.fill
-
-
-_fill = _load_accelerator()
+_fill = None if _fastobs is None else _fastobs.fill
 #: whether ``encode`` runs the C accelerator
 ACCELERATED = _fill is not None
 
@@ -350,8 +341,7 @@ def _load_lookahead_accelerator():
     """The C accelerator's fill of the lookahead pieces, or ``None`` (see ``lookahead.ACCELERATED``)."""
     if not (ACCELERATED and lookahead.ACCELERATED):
         return None
-    from allfives_env import _fastlook
-
+    _fastlook = accelerator.load("_fastlook")
     _fastlook.configure_pieces(_LOOKAHEAD, (_MAY_HOLD, _MAY_HOLD_SEATS), OBS_SIZES[2])
     return _fastlook.fill
 
