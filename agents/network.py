@@ -123,15 +123,11 @@ class ActionScorer(nn.Module):
             parts += [obs[:, o : o + NUM_ACTIONS].gather(1, idx).unsqueeze(-1) for o in af.LOOKAHEAD_OFFSETS]
         return torch.cat(parts, dim=-1)
 
-    def forward(self, latent: torch.Tensor, legal: torch.Tensor | None = None) -> torch.Tensor:
-        """The 112 logits. With ``legal`` (a ``(B, 112)`` mask) only the legal actions are scored
-        (``legal_logits``); the others get the base term alone, which masking discards."""
-        if legal is None:
-            h = latent[:, : self.hidden_dim]
-            x = self.action_features(latent[:, self.hidden_dim :].detach())
-            return self.out(torch.relu(self.features(x) + self.context(h).unsqueeze(1))).squeeze(-1) + self.base(h)
-        logits, idx, _ = self.legal_logits(latent, legal)
-        return self.base(latent[:, : self.hidden_dim]).scatter(1, idx, logits)
+    def forward(self, latent: torch.Tensor) -> torch.Tensor:
+        """All 112 logits (export, ``NumpyPolicy``); with a mask the policy asks ``legal_logits``."""
+        h = latent[:, : self.hidden_dim]
+        x = self.action_features(latent[:, self.hidden_dim :].detach())
+        return self.out(torch.relu(self.features(x) + self.context(h).unsqueeze(1))).squeeze(-1) + self.base(h)
 
     def legal_logits(self, latent: torch.Tensor, legal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The logits of the legal actions of each row, the most in the batch (``K``) per row:
