@@ -310,13 +310,10 @@ _LOOKAHEAD = tuple((OFFSETS[name], float(SCALES[name]), lookahead.MoveFacts._fie
 ))
 
 
-def _put_may_hold(o: array, view) -> lookahead.Context:
-    """Write ``may_hold`` of ``view`` into ``o``; return the view's lookahead context."""
-    ctx = lookahead.context(view)
+def _may_hold(view, ctx: lookahead.Context) -> list[int]:
+    """The ``may_hold`` masks of ``view``: per other seat, from the next one on, the unseen tiles it may hold."""
     n = view.rules.num_players
-    for r in range(1, n):
-        _put_tiles(o, _MAY_HOLD + 28 * (r - 1), lookahead.allowed_mask(view, (view.seat + r) % n, ctx.unseen))
-    return ctx
+    return [lookahead.allowed_mask(view, (view.seat + r) % n, ctx.unseen) for r in range(1, n)]
 
 
 def encode_lookahead_python(view, out: np.ndarray | None = None) -> np.ndarray:
@@ -326,7 +323,9 @@ def encode_lookahead_python(view, out: np.ndarray | None = None) -> np.ndarray:
     o = template + _TAIL_ZEROS
     move_points = view.move_points()
     _fill_python(o, view, rel_sides[view.seat], score_scale, move_points)
-    ctx = _put_may_hold(o, view)
+    ctx = lookahead.context(view)
+    for r, mask in enumerate(_may_hold(view, ctx)):
+        _put_tiles(o, _MAY_HOLD + NUM_TILES * r, mask)
     for f in lookahead.facts_of_moves_python(view, ctx, move_points):
         if f.out:  # every lookahead piece of a move that goes out is 0
             continue
@@ -356,13 +355,10 @@ def encode_lookahead_c(view, out: np.ndarray | None = None) -> np.ndarray:
     template, rel_sides, score_scale = _template(view.rules)
     o = template + _TAIL_ZEROS
     move_points = view.move_points()
-    seat = view.seat
-    _fill_c(o, view, rel_sides[seat], score_scale, move_points)
+    _fill_c(o, view, rel_sides[view.seat], score_scale, move_points)
     ctx = lookahead.context(view)
-    n = view.rules.num_players
-    may_hold = [lookahead.allowed_mask(view, (seat + r) % n, ctx.unseen) for r in range(1, n)]
     after = view.ends_after_moves()
-    _fill_lookahead(o, may_hold, view.hand, view.legal_actions, move_points, after, ctx.next_model, ctx.partner_model)
+    _fill_lookahead(o, _may_hold(view, ctx), view.hand, view.legal_actions, move_points, after, ctx.next_model, ctx.partner_model)
     return _vector(o, out)
 
 
