@@ -43,7 +43,8 @@ def test_train_speed_runs_both_pipelines_and_reports_json():
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["allfives_steps_per_s"] > 0 and report["connect_four_tutorial_steps_per_s"] > 0
-    assert report["ratio"] == pytest.approx(report["allfives_steps_per_s"] / report["connect_four_tutorial_steps_per_s"], rel=0.01)
+    # the report rounds the ratio to 2 decimals (a tiny run's ratio is about 0.2, where 1% is less than that)
+    assert report["ratio"] == pytest.approx(report["allfives_steps_per_s"] / report["connect_four_tutorial_steps_per_s"], abs=0.0051)
     assert [b["ref"] for b in report["baselines"]] == ["HEAD"] and all(b["steps_per_s"] > 0 for b in report["baselines"])
 
 
