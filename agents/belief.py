@@ -14,7 +14,7 @@ from allfives_env.engine import Game
 from allfives_env.engine.tiles import mask_tiles, tiles_mask
 from allfives_env.lookahead import TILES_WITH_PIPS, allowed_mask, unseen_mask
 
-__all__ = ["TILES_WITH_PIPS", "allowed_mask", "unseen_mask", "sample_hidden", "determinize"]
+__all__ = ["TILES_WITH_PIPS", "allowed_mask", "unseen_mask", "sample_hidden", "determinize", "world_game"]
 
 
 def sample_hidden(view, rng: random.Random, tries: int = 30) -> tuple[list[int], list[int]]:
@@ -52,6 +52,11 @@ def sample_hidden(view, rng: random.Random, tries: int = 30) -> tuple[list[int],
 def determinize(view, rng: random.Random, max_hands: int | None = 1) -> Game:
     """A ``Game`` at the view's position with hidden tiles sampled (the search's "possible world")."""
     hands, boneyard = sample_hidden(view, rng)
+    return world_game(view, hands, boneyard, rng, max_hands)
+
+
+def world_game(view, hands: list[int], boneyard: list[int], rng: random.Random, max_hands: int | None = 1) -> Game:
+    """A ``Game`` at the view's position with the given hidden hands and boneyard order."""
     return Game.resume(
         view.rules,
         hands=hands,

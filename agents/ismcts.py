@@ -21,15 +21,23 @@ moves it did not see get ``1 / moves``), at the cost of one network call per suc
 ``policy`` is a policy file (``.zip`` or ``.npz``: numpy; ``.onnx``: onnxruntime) or a shipped
 model's name (``ismcts:policy=allfives_2p``).
 
+With ``belief=policy`` the worlds are not uniform: a pool of ``worlds`` uniformly sampled worlds
+(default: ``iters``) is weighted by how likely the network, at temperature ``btemp``, finds every
+placement the other seats chose this hand in each of them (``agents.inference``), and each
+iteration draws its world's hands from the pool by weight (its boneyard order afresh). That is one
+batched network call per decision over all the pool's past choices.
+
 Options: ``iters`` (iterations per decision, default 200; reproducible for a seed), ``seconds``
 (a time budget per decision instead, when > 0; not reproducible), ``rollout`` (``greedy``,
 ``random`` or ``expert``), ``c`` (exploration constant, default 0.7), ``policy`` (none by default), ``cpuct``
-(default 1.0), ``temp`` (default 1.0) and ``guide`` (``root``, the default, or ``tree``; needs
-``policy``). A decision with one legal move is played at once.
+(default 1.0), ``temp`` (default 1.0), ``guide`` (``root``, the default, or ``tree``; needs
+``policy``), ``belief`` (``uniform``, the default, or ``policy``; needs ``policy``), ``worlds`` and
+``btemp`` (default 0.5). A decision with one legal move is played at once.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import time
 
@@ -39,9 +47,10 @@ from allfives_env.engine.layout import placements_points
 from allfives_env.engine.rewards import win_rewards, zero_sum
 
 from .base import Agent
-from .belief import determinize
+from .belief import determinize, sample_hidden, world_game
 from .expert import ExpertAgent
 from .greedy import greedy_action
+from .inference import PlayEvidence
 from .policy import NumpyPolicy
 from .registry import AGENTS, check_options, option_file
 
@@ -112,11 +121,15 @@ class ISMCTSAgent(Agent):
         cpuct: float = 1.0,
         temp: float = 1.0,
         guide: str = "root",
+        belief: str = "uniform",
+        worlds: int = 0,
+        btemp: float = 0.5,
     ):
         super().__init__(seed)
         # the ranges are those of the registry (agents.registry.AGENTS); seconds=0 is the default: no time budget
-        given = dict(iters=iters, rollout=rollout, c=c, cpuct=cpuct, temp=temp, guide=guide)
-        check_options("ismcts", dict(given, **({"seconds": seconds} if seconds != 0 else {})))
+        given = dict(iters=iters, rollout=rollout, c=c, cpuct=cpuct, temp=temp, guide=guide, belief=belief, btemp=btemp)
+        optional = {"seconds": seconds, "worlds": worlds}
+        check_options("ismcts", dict(given, **{k: v for k, v in optional.items() if v != 0}))
         self.iters = iters
         self.seconds = seconds
         self.rollout = rollout
@@ -124,9 +137,14 @@ class ISMCTSAgent(Agent):
         self.cpuct = cpuct
         self.temp = temp
         self.guide = guide
+        self.belief = belief
+        self.worlds = worlds
+        self.btemp = btemp
         self._policy = _ROLLOUT_MOVES[rollout]
         if guide != "root" and not policy:
             raise ValueError(f"agent 'ismcts': option guide={guide} needs a network: policy=PATH")
+        if belief != "uniform" and not policy:
+            raise ValueError(f"agent 'ismcts': option belief={belief} needs a network: policy=PATH")
         self.policy = load_policy(policy) if policy else None
 
     def act(self, view) -> int:
@@ -160,10 +178,11 @@ class ISMCTSAgent(Agent):
         policy = self._policy
         c = self.c
         deadline = time.perf_counter() + self.seconds if self.seconds > 0 else None
+        sample = self._world_sampler(view)
         iteration = 0
         while (iteration < self.iters) if deadline is None else (time.perf_counter() < deadline or iteration == 0):
             iteration += 1
-            game = determinize(view, rng)
+            game = sample()
             node = root
             path = []
             if prior is not None:  # PUCT at the root: every root move is legal in every world
@@ -208,6 +227,30 @@ class ISMCTSAgent(Agent):
                 node.visits += 1
                 node.total += values[side_of[node.player]]
         return root
+
+
+    def _world_sampler(self, view):
+        """A function returning a fresh possible world per call: uniform among those the public
+        facts allow, or with ``belief=policy`` drawn from a pool of them weighted by the other seats'
+        choices (``agents.inference``)."""
+        rng = self.rng
+        if self.belief == "uniform":
+            return lambda: determinize(view, rng)
+        evidence = PlayEvidence(view)
+        if not len(evidence):
+            return lambda: determinize(view, rng)
+        pool = [sample_hidden(view, rng) for _ in range(self.worlds or self.iters)]
+        logw = evidence.log_weights([hands for hands, _ in pool], self.policy, rng, self.btemp)
+        cumulative = np.cumsum(np.exp(logw - logw.max())).tolist()
+        total = cumulative[-1]
+
+        def sample():
+            hands, boneyard = pool[bisect.bisect_right(cumulative, rng.random() * total)]
+            boneyard = boneyard[:]
+            rng.shuffle(boneyard)
+            return world_game(view, hands, boneyard, rng)
+
+        return sample
 
 
 def _puct_step(node: _Node, actions, prior, scale: float, game, path: list) -> _Node | None:

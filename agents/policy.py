@@ -27,7 +27,7 @@ from allfives_env.engine.rules import Rules
 from allfives_env.observation import OBS_SIZES, OBS_VERSION, encoder, obs_version_of_size
 from allfives_env.observation import check_layout as layout_problem
 
-from .action_features import N_FEATURES, STATE_SIZE, VERSION_OF_FEATURES, action_features
+from .action_features import N_FEATURES, STATE_SIZE, VERSION_OF_FEATURES, action_features, pair_features
 from .base import Agent
 
 METADATA_NAME = "allfives.json"
@@ -189,6 +189,26 @@ class NumpyPolicy:
             scores = np.maximum(feats + context[:, None, :], 0.0)
             out = (scores @ p["out_w"].T)[..., 0] + p["out_b"] + h @ p["base_w"].T + p["base_b"]
         return out[0] if single else out
+
+    def pair_logits(self, obs: np.ndarray, rows, actions) -> np.ndarray:
+        """``(P,)``: the logit of action ``actions[i]`` in observation ``obs[rows[i]]``, equal to
+        ``logits(obs)[rows, actions]``; the scorer computes only those actions."""
+        x = np.asarray(obs, np.float32)
+        if x.ndim != 2 or x.shape[1] != self.obs_size:
+            raise ValueError(f"observations must be (N, {self.obs_size}), got {x.shape}")
+        rows = np.asarray(rows, np.int64)
+        actions = np.asarray(actions, np.int64)
+        p = self.params
+        h = x[:, : self.state_size]
+        for i in range(self.hidden):
+            h = self._act(h @ p[f"w{i}"].T + p[f"b{i}"])
+        if self.kind == "mlp":
+            return (h @ p[f"w{self.hidden}"].T + p[f"b{self.hidden}"])[rows, actions]
+        feats = pair_features(x, rows, actions) @ p["features_w"].T  # (P, width)
+        context = h @ p["context_w"].T + p["context_b"]
+        scores = np.maximum(feats + context[rows], 0.0)
+        base = np.einsum("ph,ph->p", h[rows], p["base_w"][actions]) + p["base_b"][actions]
+        return (scores @ p["out_w"].T)[:, 0] + p["out_b"][0] + base
 
     def save(self, path) -> None:
         """Write the actor as ``.npz`` (numpy only)."""

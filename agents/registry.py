@@ -92,6 +92,9 @@ AGENTS: dict[str, AgentType] = {
             "cpuct": Option(float, min=0),
             "temp": Option(float, min=0, above=True),
             "guide": Option(str, choices=("root", "tree")),
+            "belief": Option(str, choices=("uniform", "policy")),
+            "worlds": Option(int, min=1),  # belief=policy: the pool of worlds weighted (default: iters)
+            "btemp": Option(float, min=0, above=True),  # belief=policy: the model's softmax temperature
         },
     ),
     "ppo": AgentType("agents.policy:PPOAgent", "a trained policy (SB3 MaskablePPO zip or exported .npz)", takes_path=True),

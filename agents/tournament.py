@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
+from threadpoolctl import threadpool_limits
+
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.seeding import derive_seed
 from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
@@ -234,6 +236,9 @@ _WORKER: _Runner | None = None
 
 def _init_worker(schedule: Schedule, specs: list[str], registry: dict, keep_records: bool) -> None:
     global _WORKER
+    # one process per core: a BLAS thread pool per worker on top would fight the others for the
+    # cores (batched network calls in search were 5x slower so)
+    threadpool_limits(1)
     AGENTS.update(registry)  # agent kinds registered at run time in the parent (plugins, tests)
     _WORKER = _Runner(schedule, specs, keep_records)
 

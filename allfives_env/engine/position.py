@@ -268,3 +268,44 @@ class _Replay:
             hand_index=hand_index,
             starter=self.starter,
         )
+
+
+def placement_views(view: PlayerView) -> list[tuple[int, PlayerView]]:
+    """The choices other seats made in ``view``'s hand: for every placement by another seat that did
+    not draw first that turn, its index in ``view.history`` and that seat's view just before it, with
+    what ``view``'s seat cannot see left out (``hand`` 0, no legal actions) for the caller to fill in
+    from a sampled world (``agents.inference``). The hand is replayed through the rules from its start.
+    """
+    rules, seat = view.rules, view.seat
+    events = view.history
+    scores = list(view.scores)
+    for e in events:
+        if e[0] == PLAY:
+            scores[rules.side_of[e[1]]] -= e[4]
+    own, own_played = _dealt_hand(rules, seat, view.hand, events)
+    starter = events[0][1] if events else seat
+    replay = _Replay(rules, seat, own, view.hand | own_played, scores, starter)
+    out = []
+    for i, e in enumerate(events):
+        if e[0] == PLAY and e[1] != seat and replay.turn_draws == 0:
+            snapshot = PlayerView.from_public(
+                rules,
+                e[1],
+                0,
+                replay.layout.copy(),
+                events[:i],
+                current_player=e[1],
+                legal_actions=[],
+                forced_tile=-1,
+                scores=replay.scores,
+                tile_counts=replay.counts,
+                boneyard_size=rules.boneyard_size - replay.drawn,
+                drawable=replay.drawable - replay.drawn,
+                missing_pips=replay.missing,
+                passes=replay.passes,
+                hand_index=view.hand_index,
+                starter=starter,
+            )
+            out.append((i, snapshot))
+        replay.apply(e, f"history event {i + 1}")
+    return out

@@ -1,0 +1,152 @@
+"""Inference from play: how likely each sampled world makes what the other seats chose to play.
+
+``agents.belief`` samples the hidden hands uniformly among those the public facts allow (tile counts,
+known-missing pips). But players' choices say more: a seat that laid a tile scoring nothing while
+holding, in some world, a tile that scored 15 is unlikely to be in that world. ``PlayEvidence``
+weights a world by the probability, under a model of play (a trained policy), of every placement the
+other seats chose this hand (policy-based inference; Rebstock et al., 2019, for Skat):
+
+    w(world) = prod over past choices d of ((1 - eps) * pi(a_d | hand_d) + eps / moves_d)
+
+where ``hand_d`` is the seat's hand in that world when it chose (what it holds now, plus what it has
+played since, less what it drew since) and ``pi`` is the policy's softmax over the moves ``hand_d``
+allows, at temperature ``temp``. ``eps`` keeps a world the model finds unlikely from being ruled out:
+the model is not the player. Forced moves (one legal move, or the tile just drawn) carry no weight.
+
+The identity of a tile another seat drew and kept is hidden; in each world the kept draws are taken
+to be tiles of the seat's present hand, chosen at random (a draw later played is public, as its
+placement shows it). Only the seat's view, the world's hands and the seed are used.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from allfives_env.engine.events import DRAW, PLAY
+from allfives_env.engine.position import placement_views
+from allfives_env.engine.tiles import mask_tiles
+
+#: the chance a world keeps for each choice whatever the model says (see the module docstring)
+DEFAULT_EPS = 0.02
+
+
+class _Choice:
+    __slots__ = ("seat", "action", "view", "from_here", "forced_later", "kept_before")
+
+    def __init__(self, seat, action, view, from_here, forced_later, kept_before):
+        self.seat = seat
+        self.action = action
+        self.view = view  # the seat's view before the choice, its hand to be filled in
+        self.from_here = from_here  # tiles the seat placed from this choice on
+        self.forced_later = forced_later  # of those, tiles it placed right after drawing them
+        self.kept_before = kept_before  # kept draws of the seat before this choice
+
+
+class PlayEvidence:
+    """The other seats' choices in ``view``'s hand, to weight sampled worlds by (see the module docstring)."""
+
+    def __init__(self, view) -> None:
+        events = view.history
+        snapshots = dict(placement_views(view))
+        self.seat = view.seat
+        n = view.rules.num_players
+        kept_at: list[list[int]] = [[] for _ in range(n)]  # per seat: event indices of its kept draws
+        choices: list[tuple[int, int, int, int]] = []  # (event index, seat, action, kept draws before)
+        forced_at: set[int] = set()  # event indices of placements right after drawing
+        turn_draws: list[list[int]] = [[] for _ in range(n)]  # the seat's draws this turn
+        for i, e in enumerate(events):
+            kind, seat = e[0], e[1]
+            if seat == view.seat:
+                continue
+            if kind == DRAW:
+                turn_draws[seat].append(i)
+                continue
+            if kind == PLAY:
+                if turn_draws[seat]:
+                    kept_at[seat] += turn_draws[seat][:-1]  # the last tile drawn is the one placed
+                    forced_at.add(i)
+                elif i in snapshots:
+                    action = 4 * e[2] + e[3] if snapshots[i].lead >= 0 else 4 * e[2]
+                    choices.append((i, seat, action, len(kept_at[seat])))
+            else:  # a pass keeps every tile drawn that turn
+                kept_at[seat] += turn_draws[seat]
+            turn_draws[seat] = []
+
+        def placed_from(seat: int, start: int, voluntary: bool) -> int:
+            mask = 0
+            for j in range(start, len(events)):
+                e = events[j]
+                if e[0] == PLAY and e[1] == seat and not (voluntary and j in forced_at):
+                    mask |= 1 << e[2]
+            return mask
+
+        #: per seat: for each tile it drew and kept this hand, the tiles it chose to place after that draw
+        self.kept = [[placed_from(seat, i, True) for i in kept_at[seat]] for seat in range(n)]
+        self.choices: list[_Choice] = []
+        for i, seat, action, kept_before in choices:
+            from_here = placed_from(seat, i, False)
+            self.choices.append(_Choice(seat, action, snapshots[i], from_here, from_here & ~placed_from(seat, i, True), kept_before))
+
+    def __len__(self) -> int:
+        return len(self.choices)
+
+    def hands_at(self, hands: list[int], rng: random.Random) -> list[int]:
+        """In the world with ``hands`` (tile masks by seat), each choice's seat's hand when it chose,
+        in the order of ``choices``; ``rng`` picks the tiles that the seats' kept draws were."""
+        kept_tiles = {}
+        for seat, kept in enumerate(self.kept):
+            if kept and seat != self.seat:
+                # the tile kept at each draw is one the seat holds now or chose to place after it;
+                # the latest draws (fewest candidates) are given theirs first
+                tiles, taken = [0] * len(kept), 0
+                for j in range(len(kept) - 1, -1, -1):
+                    pool = mask_tiles((hands[seat] | kept[j]) & ~taken)
+                    if pool:
+                        t = pool[rng.randrange(len(pool))]
+                        tiles[j] = 1 << t
+                        taken |= 1 << t
+                kept_tiles[seat] = tiles
+        out = []
+        for c in self.choices:
+            hand = (hands[c.seat] | c.from_here) & ~c.forced_later
+            for bit in kept_tiles.get(c.seat, ())[c.kept_before :]:
+                hand &= ~bit
+            out.append(hand)
+        return out
+
+    def log_weights(self, worlds: list[list[int]], policy, rng: random.Random, temp: float = 1.0, eps: float = DEFAULT_EPS) -> np.ndarray:
+        """Per world (its hands, tile masks by seat), the log of its weight: a sum over the choices."""
+        out = np.zeros(len(worlds))
+        rows, legal_of, chosen, world_of = [], [], [], []
+        for w, hands in enumerate(worlds):
+            for c, hand in zip(self.choices, self.hands_at(hands, rng)):
+                legal = c.view._layout.actions_for(hand)
+                if len(legal) < 2:
+                    continue
+                view = c.view
+                view.hand = hand
+                view.legal_actions = legal
+                rows.append(policy.encode(view))
+                legal_of.append(legal)
+                chosen.append(legal.index(c.action))
+                world_of.append(w)
+        if not rows:
+            return out
+        sizes = np.array([len(legal) for legal in legal_of])
+        row_of_pair = np.repeat(np.arange(len(rows)), sizes)
+        z = _pair_logits(policy, np.stack(rows), row_of_pair, np.concatenate(legal_of)) / temp
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        z -= np.maximum.reduceat(z, starts)[row_of_pair]
+        e = np.exp(z)
+        p = e[starts + np.array(chosen)] / np.add.reduceat(e, starts)
+        np.add.at(out, np.array(world_of), np.log((1 - eps) * p + eps / sizes))
+        return out
+
+
+def _pair_logits(policy, obs: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """The logits of the (row, action) pairs: only those with a numpy policy, all 112 with another."""
+    if hasattr(policy, "pair_logits"):
+        return np.asarray(policy.pair_logits(obs, rows, actions), np.float64)
+    return np.asarray(policy.logits(obs), np.float64)[rows, actions]

@@ -1,0 +1,139 @@
+"""Inference from play (``agents.inference``): the hands rebuilt at each past choice, the weights, and
+the search that samples its worlds by them (``ismcts:belief=policy``)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from agents.action_features import action_features, pair_features
+from agents.belief import sample_hidden
+from agents.expert import ExpertAgent
+from agents.inference import PlayEvidence
+from agents.ismcts import load_policy
+from agents.registry import make_agent
+from allfives_env.engine import Game, Rules
+
+from helpers import A, T, game_from
+
+
+def _expert_positions(players: int, seeds, per_game: int | None = None):
+    """(game, view of the seat to act, the hands before each event index) along expert games."""
+    expert = ExpertAgent()
+    for seed in seeds:
+        game = Game(Rules.make(num_players=players), seed)
+        before: dict[int, list[int]] = {}
+        hand_index = 0
+        taken = 0
+        while not game.over and (per_game is None or taken < per_game):
+            if game.hand_index != hand_index:
+                hand_index, before = game.hand_index, {}
+            view = game.view(game.current_player)
+            before[len(game.events)] = list(game.hands)
+            yield game, view, before
+            taken += 1
+            game.step(expert.act(view))
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_hands_rebuilt_at_each_choice_are_the_true_ones(players):
+    rng = random.Random(0)
+    checked = kept = 0
+    for game, view, before in _expert_positions(players, range(8)):
+        evidence = PlayEvidence(view)
+        for choice, hand in zip(evidence.choices, evidence.hands_at(list(game.hands), rng)):
+            assert choice.seat != view.seat
+            assert hand.bit_count() == choice.view.tile_counts[choice.seat]
+            assert choice.action in choice.view._layout.actions_for(hand)
+            if evidence.kept[choice.seat]:
+                kept += 1  # the kept draws' tiles are guessed: only the count is exact
+                continue
+            assert hand == before[choice.view._num_events][choice.seat]
+            checked += 1
+    assert checked > 200 and kept > 0
+
+
+def test_the_true_world_outweighs_most_uniformly_sampled_worlds():
+    policy = load_policy("allfives_2p")
+    rng = random.Random(1)
+    shares = []
+    for game, view, _ in _expert_positions(2, range(6), per_game=40):
+        evidence = PlayEvidence(view)
+        if len(view.legal_actions) < 2 or len(evidence) < 2:
+            continue
+        worlds = [sample_hidden(view, rng)[0] for _ in range(60)]
+        logw = evidence.log_weights(worlds + [list(game.hands)], policy, rng)
+        true, pool = logw[-1], logw[:-1]
+        shares.append(np.mean(pool > true) + 0.5 * np.mean(pool == true))
+    # a uniform belief puts the true world in the middle (0.5)
+    assert len(shares) > 40 and np.mean(shares) < 0.4
+
+
+MINE = ["5-5", "0-1", "1-2", "2-2", "3-4", "0-6", "1-6", "2-6", "3-6"]
+#: the tiles neither in MINE nor the opponent's first move (4-5)
+REST = [t for t in ("0-0", "0-2", "0-3", "0-4", "0-5", "1-1", "1-3", "1-4", "1-5", "2-3", "2-4", "2-5", "3-3", "3-5", "4-4", "4-6", "5-6", "6-6")]
+
+
+def _two_games_differing_in_hidden_tiles():
+    """I lead 5-5 (10 points); the opponent lays 4-5 on it (14: nothing); now I am to play. The
+    games differ only in the opponent's other tiles and the boneyard."""
+    games = []
+    for order in (0, 1):
+        rest = REST[:]
+        random.Random(order).shuffle(rest)
+        game = game_from([MINE, ["4-5"] + rest[:8]], boneyard=rest[8:], starter=0)
+        game.step(A("5-5", "lead"))
+        game.step(A("4-5", "west"))
+        games.append(game)
+    assert games[0].hands[1] != games[1].hands[1]
+    return games
+
+
+def test_evidence_reads_only_the_view():
+    policy = load_policy("allfives_2p")
+    a, b = (game.view(0) for game in _two_games_differing_in_hidden_tiles())
+    assert a.history == b.history and a.hand == b.hand
+    ea, eb = PlayEvidence(a), PlayEvidence(b)
+    assert [(c.seat, c.action) for c in ea.choices] == [(c.seat, c.action) for c in eb.choices] == [(1, A("4-5", "west"))]
+    worlds = [sample_hidden(a, random.Random(2))[0] for _ in range(20)]
+    np.testing.assert_array_equal(ea.log_weights(worlds, policy, random.Random(3)), eb.log_weights(worlds, policy, random.Random(3)))
+
+
+def test_search_with_inference_never_sees_hidden_tiles_and_repeats_for_a_seed():
+    choices = set()
+    for game in _two_games_differing_in_hidden_tiles():
+        for _ in range(2):
+            agent = make_agent("ismcts:iters=40,policy=allfives_2p,belief=policy,worlds=30", seed=5)
+            choices.add(agent.act(game.view(0)))
+    assert len(choices) == 1
+
+
+def test_a_world_in_which_the_choice_passed_up_points_weighs_less():
+    policy = load_policy("allfives_2p")
+    view = _two_games_differing_in_hidden_tiles()[0].view(0)
+    evidence = PlayEvidence(view)
+    # the opponent laid 4-5 for nothing; holding 0-5 it could have scored 10 (0 + the spinner's 10)
+    others = ["0-0", "1-1", "3-3", "6-6", "1-3", "0-3", "2-4"]
+    with_five = sum(1 << T(t) for t in others + ["0-5"])
+    without = sum(1 << T(t) for t in others + ["4-4"])
+    logw = evidence.log_weights([[view.hand, with_five], [view.hand, without]], policy, random.Random(0))
+    assert np.all(np.isfinite(logw)) and np.all(logw <= 0)
+    assert logw[1] > logw[0] + np.log(2)
+
+
+def test_belief_policy_needs_a_network():
+    with pytest.raises(ValueError, match="belief=policy needs a network"):
+        make_agent("ismcts:belief=policy")
+    with pytest.raises(ValueError, match="belief"):
+        make_agent("ismcts:belief=oracle,policy=allfives_2p")
+
+
+def test_pair_features_and_pair_logits_equal_the_dense_ones():
+    policy = load_policy("allfives_2p")
+    rng = np.random.default_rng(0)
+    obs = rng.random((20, policy.obs_size)).astype(np.float32)
+    rows, actions = rng.integers(0, 20, 200), rng.integers(0, 112, 200)
+    np.testing.assert_array_equal(pair_features(obs, rows, actions), action_features(obs)[rows, actions])
+    np.testing.assert_allclose(policy.pair_logits(obs, rows, actions), policy.logits(obs)[rows, actions], atol=2e-5)
