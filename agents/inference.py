@@ -13,9 +13,10 @@ played since, less what it drew since) and ``pi`` is the policy's softmax over t
 allows, at temperature ``temp``. ``eps`` keeps a world the model finds unlikely from being ruled out:
 the model is not the player. Forced moves (one legal move, or the tile just drawn) carry no weight.
 
-The identity of a tile another seat drew and kept is hidden; in each world the kept draws are taken
-to be tiles of the seat's present hand, chosen at random (a draw later played is public, as its
-placement shows it). Only the seat's view, the world's hands and the seed are used.
+The identity of a tile another seat drew and kept is hidden (the last tile of a draw is placed at
+once, and public); in each world every kept draw is given, at random, a tile that the seat holds
+there now or chose to place after that draw, so the rebuilt hands have the sizes they had. Only the
+seat's view, the world's hands and the seed are used.
 """
 
 from __future__ import annotations

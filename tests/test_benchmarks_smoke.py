@@ -80,3 +80,25 @@ def test_server_load_runs_both_connection_modes_and_reports_json():
         figures = report[f"current_{mode}"]
         assert figures["requests"] == 12 and figures["errors"] == 0
         assert figures["requests_per_s"] > 0 and 0 < figures["p50_ms"] <= figures["p99_ms"]
+
+
+def test_search_oracle_plays_a_match_and_hands_the_search_the_truth():
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "search_oracle.py"), "ismcts:iters=5", "greedy",
+                             "--games", "4", "--see", "hands", "--workers", "1", "--json"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["games"] == 4 and 0 <= report["a_wins"] <= 4 and report["ci_low"] <= report["a_win_rate"] <= report["ci_high"]
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import random
+
+    import search_oracle
+    from allfives_env.engine import Game, Rules
+
+    game = Game(Rules.make(num_players=2), 3)
+    game.step(game.legal_actions()[0])
+    search_oracle._TRUE_GAME = game
+    view = game.view(game.current_player)
+    seen = search_oracle._seeing("all")(view, random.Random(0))
+    assert seen.hands == game.hands and seen.boneyard[seen.draw_pos:] == game.boneyard[game.draw_pos:]
+    hands_only = search_oracle._seeing("hands")(view, random.Random(0))
+    assert hands_only.hands == game.hands and sorted(hands_only.boneyard) == sorted(game.boneyard[game.draw_pos:])

@@ -1,0 +1,153 @@
+"""What hidden information is worth to a search bot: duplicate matches where agent A's ``ismcts`` may
+see what its seat cannot (a diagnostic, never a way to play).
+
+The search samples "possible worlds" for what its seat cannot see (``agents.belief``). Here A's
+search may instead be handed the truth, to measure the ceiling that better inference could reach:
+
+- ``--see all``: the other hands and the boneyard order;
+- ``--see hands``: the other hands; the boneyard order stays sampled;
+  (both with the default ``belief=uniform``: a ``belief=policy`` search samples its own pool)
+- ``--see none`` (default): the agent as it plays.
+
+``--model expert`` replaces the network that ``belief=policy`` weighs worlds with by an exact model
+of an ``expert`` opponent (its move gets ``1 - eps``, each other move ``eps / (moves - 1)``): how
+much inference from play could give if the opponent's policy were known. ``--value-scale`` changes
+the hand value's ``tanh(points / 40)``. Games are those of ``allfives tournament`` for the same
+seed (``agents.tournament.make_schedule``): the same deals, seats swapped within each pair.
+
+    python benchmarks/search_oracle.py ismcts:iters=100,policy=allfives_2p expert --games 400 --see hands
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+import agents.ismcts as ismcts  # noqa: E402
+from agents import inference  # noqa: E402
+from agents.expert import ExpertAgent  # noqa: E402
+from agents.registry import make_agent  # noqa: E402
+from agents.tournament import make_schedule  # noqa: E402
+from agents.tournament_stats import wilson_interval  # noqa: E402
+from allfives_env.engine import Game, Rules  # noqa: E402
+from allfives_env.engine.rewards import win_rewards, zero_sum  # noqa: E402
+
+_TRUE_GAME: Game | None = None
+_UNIFORM = ismcts.determinize
+
+
+def _seeing(see: str):
+    """A ``determinize`` for A's search that hands it the true world (``see`` says how much)."""
+
+    def determinize(view, rng, max_hands=1):
+        game = _TRUE_GAME
+        boneyard = list(game.boneyard[game.draw_pos :])
+        if see == "hands":
+            rng.shuffle(boneyard)
+        return ismcts.world_game(view, list(game.hands), boneyard, rng, max_hands)
+
+    return determinize
+
+
+def _expert_log_weights(eps: float):
+    expert = ExpertAgent()
+
+    def log_weights(self, worlds, policy, rng, temp=1.0, eps_unused=None):
+        out = np.zeros(len(worlds))
+        for w, hands in enumerate(worlds):
+            for c, hand in zip(self.choices, self.hands_at(hands, rng)):
+                legal = c.view._layout.actions_for(hand)
+                if len(legal) < 2:
+                    continue
+                c.view.hand, c.view.legal_actions = hand, legal
+                hit = expert.act(c.view) == c.action
+                out[w] += math.log(1 - eps) if hit else math.log(eps / (len(legal) - 1))
+        return out
+
+    return log_weights
+
+
+def _scaled_values(scale: float):
+    def side_values(game, root_scores):
+        if game.winner is not None:
+            return win_rewards(game.scores, game.winner)
+        return [math.tanh(x / scale) for x in zero_sum([a - b for a, b in zip(game.scores, root_scores)])]
+
+    return side_values
+
+
+def _setup(options: dict) -> None:
+    threadpool_limits(1)
+    if options["model"] == "expert":
+        inference.PlayEvidence.log_weights = _expert_log_weights(options["eps"])
+    if options["value_scale"]:
+        ismcts.side_values = _scaled_values(options["value_scale"])
+
+
+def _play(task) -> float:
+    """A's share of game ``index`` of the match (1, 0, or 0.5 for a game with no winner)."""
+    global _TRUE_GAME
+    options, index = task
+    rules = Rules.make(num_players=options["players"])
+    schedule = make_schedule([options["a"], options["b"]], rules, options["games"], options["seed"])
+    plan = schedule.plan(0, index)
+    agents = [make_agent([options["a"], options["b"]][x]) for x in plan.seating]
+    for agent, seed in zip(agents, plan.agent_seeds):
+        agent.reset(seed)
+    game = _TRUE_GAME = Game(rules, plan.seed, max_hands=schedule.max_hands)
+    seeing = _seeing(options["see"]) if options["see"] != "none" else _UNIFORM
+    while not game.over:
+        seat = game.current_player
+        ismcts.determinize = seeing if plan.seating[seat] == 0 else _UNIFORM
+        game.step(agents[seat].act(game.view(seat)))
+    if game.winner is None:
+        return 0.5
+    winners = [s for s in range(rules.num_players) if rules.side_of[s] == game.winner]
+    return 1.0 if plan.seating[winners[0]] == 0 else 0.0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("a", help="agent A (an ismcts spec)")
+    parser.add_argument("b", help="agent B")
+    parser.add_argument("--see", choices=("none", "hands", "all"), default="none")
+    parser.add_argument("--model", choices=("policy", "expert"), default="policy", help="belief=policy's model of play")
+    parser.add_argument("--eps", type=float, default=0.05, help="--model expert: the chance of any other move")
+    parser.add_argument("--value-scale", type=float, default=0.0, help="the hand value's tanh scale (default: the agent's 40)")
+    parser.add_argument("--games", type=int, default=400)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    options = dict(vars(args))
+    games = make_schedule([args.a, args.b], Rules.make(num_players=args.players), args.games, args.seed).games_per_pairing
+    start = time.perf_counter()
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(args.workers, initializer=_setup, initargs=(options,)) as pool:
+        shares = pool.map(_play, [(options, g) for g in range(games)], chunksize=4)
+    wins = sum(shares)
+    low, high = wilson_interval(wins, games)
+    report = dict(a=args.a, b=args.b, see=args.see, model=args.model, value_scale=args.value_scale or None,
+                  games=games, a_wins=wins, a_win_rate=round(wins / games, 4), ci_low=round(low, 4), ci_high=round(high, 4),
+                  seconds=round(time.perf_counter() - start, 1))
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"{args.a} vs {args.b} (sees {args.see}, model {args.model}): {wins:g}/{games} = "
+              f"{100 * wins / games:.1f}% [{100 * low:.1f}, {100 * high:.1f}] in {report['seconds']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
