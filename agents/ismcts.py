@@ -31,8 +31,8 @@ Options: ``iters`` (iterations per decision, default 200; reproducible for a see
 (a time budget per decision instead, when > 0; not reproducible), ``rollout`` (``greedy``,
 ``random`` or ``expert``), ``c`` (exploration constant, default 0.7), ``policy`` (none by default), ``cpuct``
 (default 1.0), ``temp`` (default 1.0), ``guide`` (``root``, the default, or ``tree``; needs
-``policy``), ``belief`` (``uniform``, the default, or ``policy``; needs ``policy``), ``worlds`` and
-``btemp`` (default 0.5). A decision with one legal move is played at once.
+``policy``), ``belief`` (``uniform``, the default, or ``policy``; needs ``policy``), ``worlds``,
+``btemp`` (default 0.5) and ``beps`` (the inference's ``eps``, default 0.02). A decision with one legal move is played at once.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from .base import Agent
 from .belief import determinize, sample_hidden, world_game
 from .expert import ExpertAgent
 from .greedy import greedy_action
-from .inference import PlayEvidence
+from .inference import DEFAULT_EPS, PlayEvidence
 from .policy import NumpyPolicy
 from .registry import AGENTS, check_options, option_file
 
@@ -124,10 +124,11 @@ class ISMCTSAgent(Agent):
         belief: str = "uniform",
         worlds: int = 0,
         btemp: float = 0.5,
+        beps: float = DEFAULT_EPS,
     ):
         super().__init__(seed)
         # the ranges are those of the registry (agents.registry.AGENTS); seconds=0 is the default: no time budget
-        given = dict(iters=iters, rollout=rollout, c=c, cpuct=cpuct, temp=temp, guide=guide, belief=belief, btemp=btemp)
+        given = dict(iters=iters, rollout=rollout, c=c, cpuct=cpuct, temp=temp, guide=guide, belief=belief, btemp=btemp, beps=beps)
         optional = {"seconds": seconds, "worlds": worlds}
         check_options("ismcts", dict(given, **{k: v for k, v in optional.items() if v != 0}))
         self.iters = iters
@@ -140,6 +141,7 @@ class ISMCTSAgent(Agent):
         self.belief = belief
         self.worlds = worlds
         self.btemp = btemp
+        self.beps = beps
         self._policy = _ROLLOUT_MOVES[rollout]
         if guide != "root" and not policy:
             raise ValueError(f"agent 'ismcts': option guide={guide} needs a network: policy=PATH")
@@ -240,7 +242,7 @@ class ISMCTSAgent(Agent):
         if not len(evidence):
             return lambda: determinize(view, rng)
         pool = [sample_hidden(view, rng) for _ in range(self.worlds or self.iters)]
-        logw = evidence.log_weights([hands for hands, _ in pool], self.policy, rng, self.btemp)
+        logw = evidence.log_weights([hands for hands, _ in pool], self.policy, rng, self.btemp, self.beps)
         cumulative = np.cumsum(np.exp(logw - logw.max())).tolist()
         total = cumulative[-1]
 

@@ -30,6 +30,8 @@ class Option:
     above: bool = False
     choices: tuple = ()
     policy: bool = False
+    #: numbers: strictly less than this
+    below: float | None = None
 
     def describe(self) -> str:
         """``int>=1``, ``float>0``, ``greedy|random``, ``float``: for ``available()``."""
@@ -37,7 +39,8 @@ class Option:
             return "|".join(map(str, self.choices))
         if self.min is None:
             return self.type.__name__
-        return f"{self.type.__name__}{'>' if self.above else '>='}{self.min:g}"
+        upper = "" if self.below is None else f"<{self.below:g}"
+        return f"{self.type.__name__}{'>' if self.above else '>='}{self.min:g}{upper}"
 
     def check(self, value, key: str, agent: str):
         """``value`` if the option takes it, else ``ValueError`` naming the agent, the option and the rule."""
@@ -53,6 +56,8 @@ class Option:
                 raise ValueError(f"agent {agent!r}: option {key}={value!r} must be a finite number")
             if self.min is not None and (value <= self.min if self.above else value < self.min):
                 raise ValueError(f"agent {agent!r}: option {key}={value!r} must be {'>' if self.above else '>='} {self.min:g}")
+            if self.below is not None and value >= self.below:
+                raise ValueError(f"agent {agent!r}: option {key}={value!r} must be < {self.below:g}")
         return value
 
 
@@ -95,6 +100,7 @@ AGENTS: dict[str, AgentType] = {
             "belief": Option(str, choices=("uniform", "policy")),
             "worlds": Option(int, min=1),  # belief=policy: the pool of worlds weighted (default: iters)
             "btemp": Option(float, min=0, above=True),  # belief=policy: the model's softmax temperature
+            "beps": Option(float, min=0, above=True, below=1),  # belief=policy: the chance kept for any move
         },
     ),
     "ppo": AgentType("agents.policy:PPOAgent", "a trained policy (SB3 MaskablePPO zip or exported .npz)", takes_path=True),

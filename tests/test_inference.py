@@ -128,6 +128,10 @@ def test_belief_policy_needs_a_network():
         make_agent("ismcts:belief=policy")
     with pytest.raises(ValueError, match="belief"):
         make_agent("ismcts:belief=oracle,policy=allfives_2p")
+    for bad in ("0", "1", "1.5"):
+        with pytest.raises(ValueError, match="beps"):
+            make_agent(f"ismcts:belief=policy,policy=allfives_2p,beps={bad}")
+    assert make_agent("ismcts:belief=policy,policy=allfives_2p,beps=0.1,btemp=1").beps == 0.1
 
 
 def test_pair_features_and_pair_logits_equal_the_dense_ones():
