@@ -39,12 +39,28 @@ class LastLegal(Agent):
         return view.legal_actions[-1]
 
 
+class BlasThreads(Agent):
+    """Fails unless numpy's BLAS runs on one thread in the process it plays in."""
+
+    name = "t_blas"
+
+    def act(self, view) -> int:
+        import numpy  # noqa: F401  (as an agent that uses numpy loads it)
+        from threadpoolctl import threadpool_info
+
+        threads = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+        if not threads or max(threads) != 1:
+            raise RuntimeError(f"BLAS threads in this worker: {threads}")
+        return view.legal_actions[0]
+
+
 @pytest.fixture
 def test_agents(monkeypatch):
     """``t_first`` and ``t_last`` by spec name (this module is importable by spawned workers too)."""
     module = Path(__file__).stem
     monkeypatch.setitem(AGENTS, "t_first", AgentType(f"{module}:FirstLegal", "lowest legal action"))
     monkeypatch.setitem(AGENTS, "t_last", AgentType(f"{module}:LastLegal", "highest legal action"))
+    monkeypatch.setitem(AGENTS, "t_blas", AgentType(f"{module}:BlasThreads", "checks its BLAS threads"))
 
 
 def read_jsonl(path):
@@ -286,3 +302,10 @@ def test_cli_missing_policy_file_names_the_path():
         pytest.skip("no path-taking agent kind is registered (check_specs is tested with one above)")
     result = tournament_cli("--agents", f"random,{kind}:missing.zip", "--games", "2", "--seed", "1")
     assert result.returncode == 2 and "missing.zip" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_workers_hold_numpys_blas_to_one_thread(test_agents):
+    # a worker is one process per core; a thread pool per worker on top fought the others for them
+    result = run_tournament(["t_blas", "t_first"], Rules.make(num_players=2), games=4, seed=1, workers=2)
+    assert result.pairing("t_blas", "t_first")["games"] == 4
+
