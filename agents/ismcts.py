@@ -32,7 +32,8 @@ Options: ``iters`` (iterations per decision, default 200; reproducible for a see
 ``random`` or ``expert``), ``c`` (exploration constant, default 0.7), ``policy`` (none by default), ``cpuct``
 (default 1.0), ``temp`` (default 1.0), ``guide`` (``root``, the default, or ``tree``; needs
 ``policy``), ``belief`` (``uniform``, the default, or ``policy``; needs ``policy``), ``worlds``,
-``btemp`` (default 0.5) and ``beps`` (the inference's ``eps``, default 0.02). A decision with one legal move is played at once.
+``btemp`` (default 0.5) and ``beps`` (the inference's ``eps``, default 0.02). A decision with one
+legal move is played at once.
 """
 
 from __future__ import annotations
@@ -230,7 +231,6 @@ class ISMCTSAgent(Agent):
                 node.total += values[side_of[node.player]]
         return root
 
-
     def _world_sampler(self, view):
         """A function returning a fresh possible world per call: uniform among those the public
         facts allow, or with ``belief=policy`` drawn from a pool of them weighted by the other seats'
@@ -247,7 +247,7 @@ class ISMCTSAgent(Agent):
         total = cumulative[-1]
 
         def sample():
-            hands, boneyard = pool[bisect.bisect_right(cumulative, rng.random() * total)]
+            hands, boneyard = pool[min(bisect.bisect_right(cumulative, rng.random() * total), len(pool) - 1)]
             boneyard = boneyard[:]
             rng.shuffle(boneyard)
             return world_game(view, hands, boneyard, rng)

@@ -178,9 +178,7 @@ class NumpyPolicy:
         if single:
             x = x[None]
         p = self.params
-        h = x[:, : self.state_size]
-        for i in range(self.hidden):
-            h = self._act(h @ p[f"w{i}"].T + p[f"b{i}"])
+        h = self._hidden(x)
         if self.kind == "mlp":
             out = h @ p[f"w{self.hidden}"].T + p[f"b{self.hidden}"]
         else:
@@ -189,6 +187,14 @@ class NumpyPolicy:
             scores = np.maximum(feats + context[:, None, :], 0.0)
             out = (scores @ p["out_w"].T)[..., 0] + p["out_b"] + h @ p["base_w"].T + p["base_b"]
         return out[0] if single else out
+
+    def _hidden(self, x: np.ndarray) -> np.ndarray:
+        """The last hidden layer's activations for a batch of observations."""
+        p = self.params
+        h = x[:, : self.state_size]
+        for i in range(self.hidden):
+            h = self._act(h @ p[f"w{i}"].T + p[f"b{i}"])
+        return h
 
     def pair_logits(self, obs: np.ndarray, rows, actions) -> np.ndarray:
         """``(P,)``: the logit of action ``actions[i]`` in observation ``obs[rows[i]]``, equal to
@@ -199,9 +205,7 @@ class NumpyPolicy:
         rows = np.asarray(rows, np.int64)
         actions = np.asarray(actions, np.int64)
         p = self.params
-        h = x[:, : self.state_size]
-        for i in range(self.hidden):
-            h = self._act(h @ p[f"w{i}"].T + p[f"b{i}"])
+        h = self._hidden(x)
         if self.kind == "mlp":
             return (h @ p[f"w{self.hidden}"].T + p[f"b{self.hidden}"])[rows, actions]
         feats = pair_features(x, rows, actions) @ p["features_w"].T  # (P, width)
