@@ -162,3 +162,41 @@ def test_another_seats_revealed_draw_must_be_a_possible_tile():
     twice.insert(i + 1, dict(history[i]))
     with pytest.raises(PositionError, match=f"history event {i + 2}: player 1 draws .*which was drawn before"):
         view_from_history(game.rules, 0, hand, twice, scores)
+
+
+PUBLIC_FIELDS = tuple(f for f in FIELDS if f not in ("hand", "legal_actions", "forced_tile"))
+
+
+@settings(max_examples=30, deadline=None)
+@given(players=st.sampled_from([2, 3, 4]), seed=st.integers(0, 2**31), moves=st.integers(1, 40))
+def test_placement_views_are_the_choosers_views_less_what_is_hidden(players, seed, moves):
+    from allfives_env.engine.position import placement_views
+
+    game = Game(Rules.make(num_players=players), seed)
+    rng = random.Random(seed)
+    before: dict[int, object] = {}
+    hand_index = 0
+    for _ in range(moves):
+        if game.over:
+            break
+        if game.hand_index != hand_index:
+            hand_index, before = game.hand_index, {}
+        before[len(game.events)] = game.view(game.current_player)
+        game.step(rng.choice(game.legal_actions()))
+    if game.over:
+        return
+    view = game.view(game.current_player)
+    found = placement_views(view)
+    expected = []
+    for i, e in enumerate(view.history):
+        drew_first = i > 0 and view.history[i - 1][0] == DRAW and view.history[i - 1][1] == e[1]
+        if e[0] == PLAY and e[1] != view.seat and not drew_first:
+            expected.append(i)
+    assert [i for i, _ in found] == expected
+    for i, snapshot in found:
+        true = before[i]
+        assert snapshot.seat == snapshot.current_player == true.seat == view.history[i][1]
+        assert snapshot.hand == 0 and snapshot.legal_actions == []
+        for name in PUBLIC_FIELDS:
+            if name != "seat":
+                assert getattr(snapshot, name) == getattr(true, name), name
