@@ -19,22 +19,30 @@ Per move it reports:
 When nothing is hidden from the seat (every unseen tile's place is known: an empty boneyard and
 one other hand), there is one world: a deterministic playout policy (greedy, expert, a trained
 policy) then gives the exact result, and the intervals have zero width.
+
+With ``belief`` (a trained policy: a file or a shipped model's name) the worlds are weighted by
+how likely that network finds the placements the other seats chose this hand in each of them
+(``agents.inference``, as ``ismcts:belief=policy`` does): the values and win shares are weighted
+means, and their intervals use the effective number of worlds ``(sum w)^2 / sum w^2``
+(``effective_worlds`` in the result), so a few heavy worlds give wide intervals.
 """
 
 from __future__ import annotations
 
 import math
 import random
-import statistics
 import time
 
 from allfives_env.engine.rewards import zero_sum
+from allfives_env.engine.rules import Rules
 from allfives_env.lookahead import unseen_mask
 
-from .belief import determinize
+from .belief import determinize, sample_hidden
 from .registry import make_agent
 from .tournament_stats import wilson_interval
 
+#: the inference's softmax temperature (``ismcts``'s ``btemp`` default)
+BELIEF_TEMP = 0.5
 #: the most worlds one analysis may sample (``allfives analyze`` and the server cap requests by it)
 MAX_WORLDS = 2000
 
@@ -45,13 +53,15 @@ def hidden_is_known(view) -> bool:
     return unseen_mask(view) == 0 or (view.boneyard_size == 0 and len(others) <= 1)
 
 
-def analyze(view, policy: str = "greedy", worlds: int = 200, seed: int = 0, seconds: float | None = None) -> dict:
+def analyze(view, policy: str = "greedy", worlds: int = 200, seed: int = 0, seconds: float | None = None, belief: str | None = None) -> dict:
     """The analysis of ``view`` (see the module docstring). ``seconds`` caps the wall time: fewer
-    worlds are played if it runs out (at least one), and ``worlds`` in the result says how many."""
+    worlds are played if it runs out (at least one), and ``worlds`` in the result says how many.
+    ``belief`` names the network that weighs the worlds (none: every world weighs the same)."""
     if type(worlds) is not int or not 1 <= worlds <= MAX_WORLDS:
         raise ValueError(f"worlds must be an integer in 1..{MAX_WORLDS}, got {worlds!r}")
     if not view.legal_actions:
         raise ValueError("the seat has no move to analyse: it is not its turn")
+    network = _belief_network(belief, view.rules) if belief else None
     rng = random.Random(seed)
     exact = hidden_is_known(view)
     count = 1 if exact else worlds
@@ -60,14 +70,17 @@ def analyze(view, policy: str = "greedy", worlds: int = 200, seed: int = 0, seco
     agents = [make_agent(policy, seed=rng.getrandbits(63)) for _ in range(rules.num_players)]
     legal = list(view.legal_actions)
     values: dict[int, list[float]] = {a: [] for a in legal}
-    wins: dict[int, list[bool]] = {a: [] for a in legal}
+    wins: dict[int, list[float]] = {a: [] for a in legal}  # 1 when the side won the game in that world
+    ended = dict.fromkeys(legal, False)
     root = list(view.scores)
     deadline = None if seconds is None else time.perf_counter() + seconds
     played = 0
+    world_seeds: list[int] = []
     for w in range(count):
         if deadline is not None and played and time.perf_counter() > deadline:
             break
         world_seed = rng.getrandbits(63)
+        world_seeds.append(world_seed)
         for a in legal:
             game = determinize(view, random.Random(world_seed))
             for s, agent in enumerate(agents):
@@ -77,27 +90,67 @@ def analyze(view, policy: str = "greedy", worlds: int = 200, seed: int = 0, seco
                 seat = game.current_player
                 game.step(agents[seat].act(game.view(seat)))
             values[a].append(zero_sum([x - y for x, y in zip(game.scores, root)])[side])
-            if game.winner is not None:
-                wins[a].append(game.winner == side)
+            wins[a].append(1.0 if game.winner == side else 0.0)
+            ended[a] |= game.winner is not None
         played += 1
+    weights = _world_weights(view, network, world_seeds, rng) if network is not None and not exact else [1.0] * played
+    effective = sum(weights) ** 2 / sum(w * w for w in weights)
     moves = []
     for a, points in zip(legal, view.move_points()):
-        v = values[a]
-        mean = statistics.fmean(v)
-        half = 1.96 * statistics.stdev(v) / math.sqrt(len(v)) if len(v) > 1 else 0.0
+        mean, half = _weighted_mean(values[a], weights, effective)
         move = dict(view.describe(a, points), value=round(mean, 3), value_low=round(mean - half, 3), value_high=round(mean + half, 3), win=None)
-        if wins[a]:
-            won = sum(wins[a])
-            low, high = wilson_interval(won, played)
-            move.update(win=round(won / played, 4), win_low=round(low, 4), win_high=round(high, 4))
+        if ended[a]:
+            share, _ = _weighted_mean(wins[a], weights, effective)
+            n = max(1, round(effective))
+            low, high = wilson_interval(share * n, n)
+            move.update(win=round(share, 4), win_low=round(low, 4), win_high=round(high, 4))
         moves.append(move)
     moves.sort(key=lambda m: (-m["value"], m["action"]))
-    return {"seat": view.seat, "policy": policy, "worlds": played, "exact": exact, "moves": moves}
+    result = {"seat": view.seat, "policy": policy, "worlds": played, "exact": exact, "moves": moves}
+    if belief:
+        result.update(belief=belief, effective_worlds=round(effective, 1))
+    return result
+
+
+def _belief_network(belief: str, rules):
+    """The network ``belief`` names, refused (``ValueError``) for another number of players."""
+    from .ismcts import load_policy
+    from .policy import check_trained_players
+
+    network = load_policy(belief)
+    trained = Rules.from_dict(network.rules) if network.rules else None
+    check_trained_players(belief, trained, rules, "this position")
+    return network
+
+
+def _world_weights(view, network, world_seeds: list[int], rng: random.Random) -> list[float]:
+    """The weight of each world (by its seed) under the inference of ``agents.inference``, largest 1."""
+    from .inference import PlayEvidence
+
+    evidence = PlayEvidence(view)
+    if not len(evidence):
+        return [1.0] * len(world_seeds)
+    hands = [sample_hidden(view, random.Random(s))[0] for s in world_seeds]  # the hands determinize gave
+    logw = evidence.log_weights(hands, network, rng, BELIEF_TEMP)
+    top = max(logw)
+    return [math.exp(x - top) for x in logw]
+
+
+def _weighted_mean(xs: list[float], weights: list[float], effective: float) -> tuple[float, float]:
+    """The weighted mean and the half width of its 95% normal interval over ``effective`` worlds."""
+    total = sum(weights)
+    mean = sum(w * x for w, x in zip(weights, xs)) / total
+    if len(xs) < 2 or effective <= 1:
+        return mean, 0.0
+    var = sum(w * (x - mean) ** 2 for w, x in zip(weights, xs)) / total * effective / (effective - 1)
+    return mean, 1.96 * math.sqrt(var / effective)
 
 
 def format_analysis(result: dict) -> str:
     """A table of the analysis, best move first."""
     worlds = "1 world: nothing is hidden" if result["exact"] else f"{result['worlds']} sampled worlds"
+    if result.get("belief") and not result["exact"]:
+        worlds += f" weighted by {result['belief']} (as many as {result['effective_worlds']:g} equal ones)"
     lines = [
         f"seat {result['seat']}, playouts by {result['policy']}, {worlds}",
         f"{'move':<14} {'points':>6} {'value':>8} {'95% interval':>18} {'win':>7} {'95% interval':>16}",

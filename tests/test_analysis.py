@@ -91,6 +91,8 @@ def test_the_cli_reads_a_record_or_a_json_position(tmp_path):
     assert text.returncode == 0 and "95% interval" in text.stdout
     position = tmp_path / "p.json"
     position.write_text(json.dumps({"rules": {"num_players": 2}, "seat": 0, "hand": [[0, 0], [0, 1], [1, 1], [2, 2], [3, 3], [4, 4], [5, 5], [6, 6], [0, 6]], "history": []}))
+    weighed = run_cli("analyze", records, "--hand", "1", "--move", "5", "--worlds", "30", "--belief", "allfives_2p")
+    assert weighed.returncode == 0 and "weighted by allfives_2p" in weighed.stdout, weighed.stderr
     lead = run_cli("analyze", "--position", position, "--worlds", "20", "--json")
     assert lead.returncode == 0, lead.stderr
     assert len(json.loads(lead.stdout.strip().splitlines()[-1])["moves"]) == 9
@@ -99,7 +101,40 @@ def test_the_cli_reads_a_record_or_a_json_position(tmp_path):
         ((records, "--move", "999"), "--move 999: hand 1 has"),
         ((records, "--worlds", "0"), "--worlds must be in 1..2000"),
         ((records, "--policy", "grandmaster"), "--policy: unknown agent"),
+        ((records, "--belief", "allfives_4p"), "was trained for 4 players in partnerships"),
+        ((records, "--belief", tmp_path / "none.npz"), "not found"),
         (("--position", tmp_path / "missing.json"), "cannot read"),
     ]:
         bad = run_cli("analyze", *args)
         assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr, (args, bad.stderr)
+
+
+def test_weighted_worlds_are_a_weighted_mean_over_the_same_worlds():
+    from agents import analysis
+    from agents.inference import PlayEvidence
+
+    game, view = midgame_view(moves=7)
+    assert len(PlayEvidence(view)), "the position has other seats' choices to weigh by"
+    plain = analyze(view, "greedy", worlds=50, seed=4)
+    weighed = analyze(view, "greedy", worlds=50, seed=4, belief="allfives_2p")
+    assert weighed["belief"] == "allfives_2p" and 1 <= weighed["effective_worlds"] < 50
+    assert {m["action"] for m in weighed["moves"]} == {m["action"] for m in plain["moves"]}
+    # the same worlds, other weights: some value moves, and the intervals widen with fewer effective worlds
+    by_action = {m["action"]: m for m in plain["moves"]}
+    assert any(m["value"] != by_action[m["action"]]["value"] for m in weighed["moves"])
+    width = lambda m: m["value_high"] - m["value_low"]  # noqa: E731
+    assert sum(map(width, weighed["moves"])) > sum(map(width, plain["moves"]))
+    assert "weighted by allfives_2p" in format_analysis(weighed)
+    # the weighted mean and interval themselves
+    mean, half = analysis._weighted_mean([0.0, 10.0, 10.0], [2.0, 1.0, 1.0], 16 / 6)
+    assert mean == pytest.approx(5.0) and half == pytest.approx(1.96 * (25 * (16 / 6) / (16 / 6 - 1) / (16 / 6)) ** 0.5)
+    equal, equal_half = analysis._weighted_mean([1.0, 2.0, 4.0], [1.0] * 3, 3)
+    assert equal == pytest.approx(7 / 3) and equal_half == pytest.approx(1.96 * ((1 / 3 * ((4 / 3) ** 2 + (1 / 3) ** 2 + (5 / 3) ** 2) * 1.5) / 3) ** 0.5)
+
+
+def test_with_nothing_to_weigh_by_the_analysis_is_unchanged():
+    position = game_from([["5-5", "0-1", "1-2"], ["2-2", "3-4", "0-6"]], boneyard=["1-6"], starter=0, boneyard_reserve=0).view(0)
+    plain = analyze(position, "greedy", worlds=20, seed=1)
+    weighed = analyze(position, "greedy", worlds=20, seed=1, belief="allfives_2p")
+    assert weighed["moves"] == plain["moves"] and weighed["effective_worlds"] == 20
+

@@ -516,11 +516,17 @@ def test_analyze_answers_every_legal_move_within_the_caps(expert_server):
         ({"worlds": "lots"}, "worlds must be an integer"),
         ({"playout": "ppo:/etc/passwd"}, "playout must be one of greedy, expert, random"),
         ({"seed": -1}, "seed must be a non-negative integer"),
+        ({"belief": "/etc/passwd"}, "belief must be a shipped model's name"),
+        ({"belief": 3}, "belief must be a shipped model's name"),
+        ({"belief": "allfives_4p"}, "belief: the policy allfives_4p was trained for 4 players"),
         ({"explain": True}, "unknown field(s) 'explain'; a analyze request has"),
         ({"hand": body["hand"] + body["hand"][:1]}, "appears twice"),
     ]:
         status, error, _ = call(expert_server, "/analyze", dict(body, **change))
         assert status in (400, 422) and message in error["error"], (change, error)
+    weighed = call(expert_server, "/analyze", dict(body, worlds=40, seed=3, belief="allfives_2p"))[1]
+    assert weighed["belief"] == "allfives_2p" and 0 < weighed["effective_worlds"] <= weighed["worlds"]
+    jsonschema.Draft202012Validator(response).validate(weighed)
     with running("expert", analyze_worlds=5, analyze_seconds=0.01) as tight:
         status, capped, _ = call(tight, "/analyze", dict(body, worlds=5))
         assert status == 200 and 1 <= capped["worlds"] <= 5

@@ -18,6 +18,8 @@ def add_parser(sub, name: str) -> None:
     p.add_argument("--move", type=int, default=1, metavar="M", help="with RECORD: the M-th placement of the hand, from 1 (default 1)")
     p.add_argument("--policy", default="greedy", help="the agent spec that plays every seat in the playouts (default greedy)")
     p.add_argument("--worlds", type=int, default=200, help="sampled worlds (1..2000, default 200)")
+    p.add_argument("--belief", metavar="MODEL", default=None,
+                   help="weigh the worlds by how likely this network (a policy file or a shipped model's name) finds the other seats' choices")
     p.add_argument("--seconds", type=float, default=None, help="stop sampling after this wall time (at least one world)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print the analysis as one JSON object")
@@ -84,7 +86,7 @@ def run(args) -> int:
         print(f"invalid record: {exc}", file=sys.stderr)
         return 1
     try:
-        result = analyze(view, args.policy, args.worlds, seed=args.seed, seconds=args.seconds)
+        result = analyze(view, args.policy, args.worlds, seed=args.seed, seconds=args.seconds, belief=args.belief)
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     if args.json:

@@ -7,6 +7,7 @@ engine and refused with a 422.
 
 from __future__ import annotations
 
+from agents.models import available_models
 from allfives_env.engine.rules import OPTIONS, Option
 from allfives_env.engine.tiles import END_NAMES
 from allfives_env.observation import OBS_SIZES
@@ -181,6 +182,10 @@ def _defs() -> dict:
                 "worlds": {"type": "integer", "minimum": 1, "description": "sampled worlds (default 100; at most the server's cap, 200 by default)"},
                 "playout": {"enum": list(PLAYOUTS), "description": "the agent that plays every seat in the playouts (default greedy)"},
                 "seed": {"type": "integer", "minimum": 0, "description": "fixes the sampled worlds (default 0)"},
+                "belief": {
+                    "anyOf": [{"enum": available_models()}, {"type": "null"}],
+                    "description": "a shipped model that weighs the worlds by the other seats' choices this hand (default null: equal weights)",
+                },
             },
         },
         "AnalyzeResponse": {
@@ -191,6 +196,8 @@ def _defs() -> dict:
                 "policy": {"type": "string", "description": "the playout policy"},
                 "worlds": {"type": "integer", "description": "worlds played (fewer than asked when the time cap ran out)"},
                 "exact": {"type": "boolean", "description": "nothing was hidden: one world, the exact result for a deterministic playout"},
+                "belief": {"type": "string", "description": "the model that weighed the worlds (only with belief)"},
+                "effective_worlds": {"type": "number", "description": "with belief: the worlds' effective number, (sum w)^2 / sum w^2, that the intervals use"},
                 "moves": {
                     "type": "array",
                     "description": "every legal move, best value first",

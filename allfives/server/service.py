@@ -17,6 +17,7 @@ import threading
 import numpy as np
 
 from agents import make_agent, resolve_spec
+from agents.models import available_models
 from agents.policy import PolicyPlayersError, check_trained_players, describe_players, trained_rules  # noqa: F401
 from allfives_env.engine.position import PositionError, view_from_history
 from allfives_env.engine.rules import Rules
@@ -26,7 +27,7 @@ from allfives_env.observation import OBS_SIZES, OBS_VERSION
 REQUEST_FIELDS = ("rules", "seat", "hand", "history", "scores", "explain")
 REQUIRED_FIELDS = ("seat", "hand")
 #: the fields of a ``POST /analyze`` body: a position as for ``/move``, the worlds, the playout policy
-ANALYZE_FIELDS = ("rules", "seat", "hand", "history", "scores", "worlds", "playout", "seed")
+ANALYZE_FIELDS = ("rules", "seat", "hand", "history", "scores", "worlds", "playout", "seed", "belief")
 #: the playout policies ``/analyze`` offers (names only: a request never names a file)
 PLAYOUTS = ("greedy", "expert", "random")
 #: the default per-request caps of ``/analyze`` (``allfives serve --analyze-worlds/--analyze-seconds``)
@@ -282,7 +283,14 @@ class BotService:
         seed = body.get("seed", 0)
         if not _is_int(seed) or seed < 0:
             raise ApiError(422, f"seed must be a non-negative integer, got {_show(seed)}")
-        return analyze(self.view_of(req), playout, worlds, seed=seed, seconds=max_seconds)
+        belief = body.get("belief")
+        if belief is not None and (not isinstance(belief, str) or belief not in available_models()):
+            raise ApiError(422, f"belief must be a shipped model's name ({', '.join(available_models())}) or null, got {_show(belief)}")
+        view = self.view_of(req)
+        try:
+            return analyze(view, playout, worlds, seed=seed, seconds=max_seconds, belief=belief)
+        except PolicyPlayersError as exc:
+            raise ApiError(422, f"belief: {exc}") from None
 
     def analyze_json(self, data: bytes, max_worlds: int = ANALYZE_WORLDS, max_seconds: float = ANALYZE_SECONDS) -> dict:
         """``analyze`` of a raw request body."""
