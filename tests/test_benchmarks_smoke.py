@@ -102,3 +102,26 @@ def test_search_oracle_plays_a_match_and_hands_the_search_the_truth():
     assert seen.hands == game.hands and seen.boneyard[seen.draw_pos:] == game.boneyard[game.draw_pos:]
     hands_only = search_oracle._seeing("hands")(view, random.Random(0))
     assert hands_only.hands == game.hands and sorted(hands_only.boneyard) == sorted(game.boneyard[game.draw_pos:])
+
+
+def test_paired_runs_compares_two_tournaments_on_the_same_deals(tmp_path):
+    from helpers import run_cli
+
+    for name, agent in (("a", "greedy"), ("b", "random")):
+        out = run_cli("tournament", "--agents", agent, "expert", "--games", "8", "--seed", "4", "--out", tmp_path / name)
+        assert out.returncode == 0, out.stderr
+    script = [sys.executable, str(ROOT / "benchmarks" / "paired_runs.py")]
+    result = subprocess.run([*script, tmp_path / "a", tmp_path / "b", "--agent-a", "greedy", "--agent-b", "random", "--json"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["games"] == 8 and report["deals"] == 4
+    assert report["difference"] == pytest.approx(report["a_rate"] - report["b_rate"], abs=1e-4)
+    assert report["ci_low"] <= report["difference"] <= report["ci_high"]
+    same = subprocess.run([*script, tmp_path / "a", tmp_path / "a", "--agent-a", "greedy", "--agent-b", "greedy", "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert json.loads(same.stdout)["difference"] == 0 == json.loads(same.stdout)["ci_high"]
+    (tmp_path / "a" / "games.jsonl").write_text("{not json\n")
+    broken = subprocess.run([*script, tmp_path / "a", tmp_path / "b", "--agent-a", "greedy", "--agent-b", "random"],
+                            capture_output=True, text=True, timeout=120)
+    assert broken.returncode == 2 and "line 1: not a game record" in broken.stderr and "Traceback" not in broken.stderr

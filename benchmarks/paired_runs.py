@@ -1,0 +1,97 @@
+"""Two tournament runs on the same deals, compared deal by deal: the paired difference of a win rate.
+
+Two ``allfives tournament ... --seed S --out DIR`` runs with the same seed play the same deals
+(``agents.tournament``: a game is a pure function of the seed, its deal and the seating). When one
+agent changed between them (``ismcts:...`` against ``ismcts:...,belief=policy``, both against
+``expert``), the difference of its win rates is measured far more sharply per deal than by the
+two runs' own intervals, since the luck of each deal cancels. This reads both runs' records
+(``games.jsonl``), matches games by deal seed and the agent's seat, and prints both rates and the
+mean paired difference with a 95% interval over deals (a normal interval of the per-deal
+differences; a deal is the unit, as its seat-swapped games share its luck).
+
+    python benchmarks/paired_runs.py runs/new runs/old --agent-a "ismcts:iters=100,policy=allfives_2p,belief=policy" --agent-b "ismcts:iters=100,policy=allfives_2p"
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from allfives_env.engine.rules import Rules  # noqa: E402
+
+
+class RunError(ValueError):
+    """A run that cannot be compared; the message names the file and the problem."""
+
+
+def shares(run: Path, agent: str) -> dict[tuple[int, int], float]:
+    """Per game (deal seed, the agent's first seat): the agent's share, 1, 0 or 0.5 with no winner."""
+    path = Path(run) / "games.jsonl"
+    if not path.exists():
+        raise RunError(f"{path}: no such file (run the tournament with --out)")
+    out: dict[tuple[int, int], float] = {}
+    with path.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            try:
+                record = json.loads(line)
+                players, seed, winner = record["players"], record["seed"], record["winner"]
+                rules = Rules.from_dict(record["rules"])
+            except (ValueError, KeyError, TypeError) as exc:
+                raise RunError(f"{path}, line {number}: not a game record: {exc}") from None
+            seats = [s for s, name in enumerate(players) if name == agent]
+            if not seats:
+                continue
+            side = rules.side_of[seats[0]]
+            out[(seed, seats[0])] = 0.5 if winner is None else float(winner == side)
+    if not out:
+        raise RunError(f"{path}: no game of {agent!r}")
+    return out
+
+
+def compare(a: dict, b: dict) -> dict:
+    """Both rates over the games the two runs share, and the paired difference (in points of rate)."""
+    keys = sorted(set(a) & set(b))
+    if not keys:
+        raise RunError("the runs share no game: were they played with the same --seed?")
+    per_deal: dict[int, list[float]] = defaultdict(list)
+    for key in keys:
+        per_deal[key[0]].append(a[key] - b[key])
+    diffs = [sum(d) / len(d) for d in per_deal.values()]
+    n = len(diffs)
+    mean = sum(diffs) / n
+    half = 1.96 * math.sqrt(sum((x - mean) ** 2 for x in diffs) / (n - 1) / n) if n > 1 else 0.0
+    return dict(games=len(keys), deals=n, a_rate=round(sum(a[k] for k in keys) / len(keys), 4),
+                b_rate=round(sum(b[k] for k in keys) / len(keys), 4), difference=round(mean, 4),
+                ci_low=round(mean - half, 4), ci_high=round(mean + half, 4))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run_a", help="the --out folder of the first run")
+    parser.add_argument("run_b", help="the --out folder of the second run (the same --seed)")
+    parser.add_argument("--agent-a", required=True, help="the agent's label in the first run")
+    parser.add_argument("--agent-b", required=True, help="the agent's label in the second run")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        report = compare(shares(Path(args.run_a), args.agent_a), shares(Path(args.run_b), args.agent_b))
+    except RunError as exc:
+        print(f"paired_runs: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"{report['games']} games on {report['deals']} deals: {100 * report['a_rate']:.2f}% against "
+              f"{100 * report['b_rate']:.2f}%, paired difference {100 * report['difference']:+.2f} points "
+              f"[{100 * report['ci_low']:+.2f}, {100 * report['ci_high']:+.2f}]")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
