@@ -25,9 +25,9 @@ import random
 
 import numpy as np
 
-from allfives_env.engine.events import DRAW, PLAY
+from allfives_env.engine.events import DRAW, PLAY, play_end
 from allfives_env.engine.position import placement_views
-from allfives_env.engine.tiles import mask_tiles
+from allfives_env.engine.tiles import action_id, mask_tiles
 
 #: the chance a world keeps for each choice whatever the model says (see the module docstring)
 DEFAULT_EPS = 0.02
@@ -69,8 +69,8 @@ class PlayEvidence:
                     kept_at[seat] += turn_draws[seat][:-1]  # the last tile drawn is the one placed
                     forced_at.add(i)
                 elif i in snapshots:
-                    action = 4 * e[2] + e[3] if snapshots[i].lead >= 0 else 4 * e[2]
-                    choices.append((i, seat, action, len(kept_at[seat])))
+                    end = play_end(e[3], snapshots[i].lead < 0)
+                    choices.append((i, seat, action_id(e[2], end), len(kept_at[seat])))
             else:  # a pass keeps every tile drawn that turn
                 kept_at[seat] += turn_draws[seat]
             turn_draws[seat] = []
