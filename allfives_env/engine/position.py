@@ -250,18 +250,24 @@ class _Replay:
             raise PositionError(
                 f"player {seat} has no legal placement: it must {need} (send that event in the history)"
             )
+        legal = layout.actions_for(1 << forced if forced >= 0 else self.own)
+        # the view shows other seats' draws without their tiles
+        return self.public_view(seat, self.own, layout, events, legal, forced, hand_index)
+
+    def public_view(self, seat: int, hand: int, layout: Layout, events: list[tuple], legal: list[int], forced: int, hand_index: int) -> PlayerView:
+        """The view of ``seat`` (to act, holding ``hand``) at this point of the replay."""
         return PlayerView.from_public(
-            rules,
+            self.rules,
             seat,
-            self.own,
+            hand,
             layout,
-            events,  # the view shows other seats' draws without their tiles
+            events,
             current_player=seat,
-            legal_actions=layout.actions_for(1 << forced if forced >= 0 else self.own),
+            legal_actions=legal,
             forced_tile=forced,
             scores=self.scores,
             tile_counts=self.counts,
-            boneyard_size=rules.boneyard_size - self.drawn,
+            boneyard_size=self.rules.boneyard_size - self.drawn,
             drawable=self.drawable - self.drawn,
             missing_pips=self.missing,
             passes=self.passes,
@@ -288,24 +294,7 @@ def placement_views(view: PlayerView) -> list[tuple[int, PlayerView]]:
     out = []
     for i, e in enumerate(events):
         if e[0] == PLAY and e[1] != seat and replay.turn_draws == 0:
-            snapshot = PlayerView.from_public(
-                rules,
-                e[1],
-                0,
-                replay.layout.copy(),
-                events[:i],
-                current_player=e[1],
-                legal_actions=[],
-                forced_tile=-1,
-                scores=replay.scores,
-                tile_counts=replay.counts,
-                boneyard_size=rules.boneyard_size - replay.drawn,
-                drawable=replay.drawable - replay.drawn,
-                missing_pips=replay.missing,
-                passes=replay.passes,
-                hand_index=view.hand_index,
-                starter=starter,
-            )
+            snapshot = replay.public_view(e[1], 0, replay.layout.copy(), events[:i], [], -1, view.hand_index)
             out.append((i, snapshot))
         replay.apply(e, f"history event {i + 1}")
     return out
