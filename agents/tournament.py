@@ -237,8 +237,8 @@ _WORKER: _Runner | None = None
 def _init_worker(schedule: Schedule, specs: list[str], registry: dict, keep_records: bool) -> None:
     global _WORKER
     # one process per core: a BLAS thread pool per worker on top would fight the others for the
-    # cores (batched network calls in search were 5x slower so). threadpoolctl limits the libraries
-    # loaded, so numpy's BLAS is loaded first.
+    # cores (a search with batched network calls played 3.5x fewer games a second). threadpoolctl
+    # limits the libraries loaded, so numpy's BLAS is loaded first.
     import numpy  # noqa: F401
 
     threadpool_limits(1)
