@@ -29,6 +29,7 @@ means, and their intervals use the effective number of worlds ``(sum w)^2 / sum 
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import time
@@ -37,7 +38,7 @@ from allfives_env.engine.rewards import zero_sum
 from allfives_env.engine.rules import Rules
 from allfives_env.lookahead import unseen_mask
 
-from .belief import determinize, sample_hidden
+from .belief import determinize
 from .registry import make_agent
 from .tournament_stats import wilson_interval
 
@@ -75,14 +76,15 @@ def analyze(view, policy: str = "greedy", worlds: int = 200, seed: int = 0, seco
     root = list(view.scores)
     deadline = None if seconds is None else time.perf_counter() + seconds
     played = 0
-    world_seeds: list[int] = []
+    world_hands: list[list[int]] = []  # each world's hands, for the weights
     for w in range(count):
         if deadline is not None and played and time.perf_counter() > deadline:
             break
         world_seed = rng.getrandbits(63)
-        world_seeds.append(world_seed)
         for a in legal:
             game = determinize(view, random.Random(world_seed))
+            if a == legal[0]:
+                world_hands.append(list(game.hands))
             for s, agent in enumerate(agents):
                 agent.reset(world_seed + s)
             game.step(a)
@@ -93,7 +95,7 @@ def analyze(view, policy: str = "greedy", worlds: int = 200, seed: int = 0, seco
             wins[a].append(1.0 if game.winner == side else 0.0)
             ended[a] |= game.winner is not None
         played += 1
-    weights = _world_weights(view, network, world_seeds, rng) if network is not None and not exact else [1.0] * played
+    weights = _world_weights(view, network, world_hands, rng) if network is not None and not exact else [1.0] * played
     effective = sum(weights) ** 2 / sum(w * w for w in weights)
     moves = []
     for a, points in zip(legal, view.move_points()):
@@ -112,26 +114,32 @@ def analyze(view, policy: str = "greedy", worlds: int = 200, seed: int = 0, seco
     return result
 
 
+@functools.lru_cache(maxsize=4)
+def _load_network(belief: str):
+    """The network a ``belief`` names, read once per process (the server analyses many positions)."""
+    from .ismcts import load_policy
+
+    return load_policy(belief)
+
+
 def _belief_network(belief: str, rules):
     """The network ``belief`` names, refused (``ValueError``) for another number of players."""
-    from .ismcts import load_policy
     from .policy import check_trained_players
 
-    network = load_policy(belief)
+    network = _load_network(belief)
     trained = Rules.from_dict(network.rules) if network.rules else None
     check_trained_players(belief, trained, rules, "this position")
     return network
 
 
-def _world_weights(view, network, world_seeds: list[int], rng: random.Random) -> list[float]:
-    """The weight of each world (by its seed) under the inference of ``agents.inference``, largest 1."""
+def _world_weights(view, network, world_hands: list[list[int]], rng: random.Random) -> list[float]:
+    """The weight of each world (its hands) under the inference of ``agents.inference``, largest 1."""
     from .inference import PlayEvidence
 
     evidence = PlayEvidence(view)
     if not len(evidence):
-        return [1.0] * len(world_seeds)
-    hands = [sample_hidden(view, random.Random(s))[0] for s in world_seeds]  # the hands determinize gave
-    logw = evidence.log_weights(hands, network, rng, BELIEF_TEMP)
+        return [1.0] * len(world_hands)
+    logw = evidence.log_weights(world_hands, network, rng, BELIEF_TEMP)
     top = max(logw)
     return [math.exp(x - top) for x in logw]
 

@@ -283,9 +283,9 @@ class BotService:
         seed = body.get("seed", 0)
         if not _is_int(seed) or seed < 0:
             raise ApiError(422, f"seed must be a non-negative integer, got {_show(seed)}")
-        belief = body.get("belief")
-        if belief is not None and (not isinstance(belief, str) or belief not in available_models()):
-            raise ApiError(422, f"belief must be a shipped model's name ({', '.join(available_models())}) or null, got {_show(belief)}")
+        belief, models = body.get("belief"), available_models()
+        if belief is not None and (not isinstance(belief, str) or belief not in models):
+            raise ApiError(422, f"belief must be a shipped model's name ({', '.join(models)}) or null, got {_show(belief)}")
         view = self.view_of(req)
         try:
             return analyze(view, playout, worlds, seed=seed, seconds=max_seconds, belief=belief)
