@@ -117,22 +117,26 @@ class PlayEvidence:
             out.append(hand)
         return out
 
+    def choice_views(self, worlds: list[list[int]], rng: random.Random):
+        """``(world index, choice)`` for every choice that had two or more moves in that world, its
+        ``view`` holding the world's hand and legal moves then (until the next item is made)."""
+        for w, hands in enumerate(worlds):
+            for c, hand in zip(self.choices, self.hands_at(hands, rng)):
+                legal = c.view._layout.actions_for(hand)
+                if len(legal) >= 2:
+                    c.view.hand = hand
+                    c.view.legal_actions = legal
+                    yield w, c
+
     def log_weights(self, worlds: list[list[int]], policy, rng: random.Random, temp: float = 1.0, eps: float = DEFAULT_EPS) -> np.ndarray:
         """Per world (its hands, tile masks by seat), the log of its weight: a sum over the choices."""
         out = np.zeros(len(worlds))
         rows, legal_of, chosen, world_of = [], [], [], []
-        for w, hands in enumerate(worlds):
-            for c, hand in zip(self.choices, self.hands_at(hands, rng)):
-                legal = c.view._layout.actions_for(hand)
-                if len(legal) < 2:
-                    continue
-                view = c.view
-                view.hand = hand
-                view.legal_actions = legal
-                rows.append(policy.encode(view))
-                legal_of.append(legal)
-                chosen.append(legal.index(c.action))
-                world_of.append(w)
+        for w, c in self.choice_views(worlds, rng):
+            rows.append(policy.encode(c.view))
+            legal_of.append(c.view.legal_actions)
+            chosen.append(c.view.legal_actions.index(c.action))
+            world_of.append(w)
         if not rows:
             return out
         sizes = np.array([len(legal) for legal in legal_of])

@@ -99,11 +99,15 @@ def _expert_move(game, rng) -> int:
 _ROLLOUT_MOVES = {"greedy": _greedy_move, "random": _random_move, "expert": _expert_move}
 
 
+#: the points of a hand's zero-summed score change that ``tanh`` scales a rollout's value by
+VALUE_SCALE = 40.0
+
+
 def side_values(game, root_scores: list[int]) -> list[float]:
     """Per side, the value of a finished rollout (see the module docstring)."""
     if game.winner is not None:
         return win_rewards(game.scores, game.winner)
-    return [math.tanh(x / 40.0) for x in zero_sum([a - b for a, b in zip(game.scores, root_scores)])]
+    return [math.tanh(x / VALUE_SCALE) for x in zero_sum([a - b for a, b in zip(game.scores, root_scores)])]
 
 
 class ISMCTSAgent(Agent):

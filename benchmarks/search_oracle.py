@@ -12,8 +12,9 @@ search may instead be handed the truth, to measure the ceiling that better infer
 ``--model expert`` replaces the network that ``belief=policy`` weighs worlds with by an exact model
 of an ``expert`` opponent (its move gets ``1 - eps``, each other move ``eps / (moves - 1)``): how
 much inference from play could give if the opponent's policy were known. ``--value-scale`` changes
-the hand value's ``tanh(points / 40)``. Games are those of ``allfives tournament`` for the same
-seed (``agents.tournament.make_schedule``): the same deals, seats swapped within each pair.
+the hand value's scale, ``agents.ismcts.VALUE_SCALE`` (40). Games are those of ``allfives
+tournament`` for the same seed (``agents.tournament.make_schedule``): the same deals, seats swapped
+within each pair.
 
     python benchmarks/search_oracle.py ismcts:iters=100,policy=allfives_2p expert --games 400 --see hands
 """
@@ -40,7 +41,6 @@ from agents.registry import make_agent  # noqa: E402
 from agents.tournament import make_schedule  # noqa: E402
 from agents.tournament_stats import wilson_interval  # noqa: E402
 from allfives_env.engine import Game, Rules  # noqa: E402
-from allfives_env.engine.rewards import win_rewards, zero_sum  # noqa: E402
 
 _TRUE_GAME: Game | None = None
 _UNIFORM = ismcts.determinize
@@ -64,26 +64,12 @@ def _expert_log_weights(eps: float):
 
     def log_weights(self, worlds, policy, rng, temp=1.0, eps_unused=None):
         out = np.zeros(len(worlds))
-        for w, hands in enumerate(worlds):
-            for c, hand in zip(self.choices, self.hands_at(hands, rng)):
-                legal = c.view._layout.actions_for(hand)
-                if len(legal) < 2:
-                    continue
-                c.view.hand, c.view.legal_actions = hand, legal
-                hit = expert.act(c.view) == c.action
-                out[w] += math.log(1 - eps) if hit else math.log(eps / (len(legal) - 1))
+        for w, c in self.choice_views(worlds, rng):
+            moves = len(c.view.legal_actions)
+            out[w] += math.log(1 - eps) if expert.act(c.view) == c.action else math.log(eps / (moves - 1))
         return out
 
     return log_weights
-
-
-def _scaled_values(scale: float):
-    def side_values(game, root_scores):
-        if game.winner is not None:
-            return win_rewards(game.scores, game.winner)
-        return [math.tanh(x / scale) for x in zero_sum([a - b for a, b in zip(game.scores, root_scores)])]
-
-    return side_values
 
 
 def _setup(options: dict) -> None:
@@ -91,7 +77,7 @@ def _setup(options: dict) -> None:
     if options["model"] == "expert":
         inference.PlayEvidence.log_weights = _expert_log_weights(options["eps"])
     if options["value_scale"]:
-        ismcts.side_values = _scaled_values(options["value_scale"])
+        ismcts.VALUE_SCALE = options["value_scale"]
 
 
 def _play(task) -> float:
