@@ -240,10 +240,8 @@ class ISMCTSAgent(Agent):
         facts allow, or with ``belief=policy`` drawn from a pool of them weighted by the other seats'
         choices (``agents.inference``)."""
         rng = self.rng
-        if self.belief == "uniform":
-            return lambda: determinize(view, rng)
-        evidence = PlayEvidence(view)
-        if not len(evidence):
+        evidence = PlayEvidence(view) if self.belief == "policy" else None
+        if evidence is None or not len(evidence):
             return lambda: determinize(view, rng)
         pool = [sample_hidden(view, rng) for _ in range(self.worlds or self.iters)]
         logw = evidence.log_weights([hands for hands, _ in pool], self.policy, rng, self.btemp, self.beps)
