@@ -62,8 +62,8 @@ class build_ext_exact(build_ext):
 
 setup(
     ext_modules=[
-        Extension("allfives_env._fastobs", ["allfives_env/_fastobs.c"], depends=["allfives_env/_fastargs.h"], optional=True),
-        Extension("allfives_env._fastlook", ["allfives_env/_fastlook.c"], depends=["allfives_env/_fastargs.h"], optional=True),
+        Extension("allfives_env._fastobs", ["allfives_env/_fastobs.c"], depends=["allfives_env/_fastargs.h", "allfives_env/_fastbits.h"], optional=True),
+        Extension("allfives_env._fastlook", ["allfives_env/_fastlook.c"], depends=["allfives_env/_fastargs.h", "allfives_env/_fastbits.h"], optional=True),
     ],
     cmdclass={"build_py": build_py_with_models, "build_ext": build_ext_exact},
 )

@@ -17,6 +17,7 @@
 #include <Python.h>
 
 #include "_fastargs.h"
+#include "_fastbits.h"
 #include <math.h>
 
 #define NUM_TILES 28
@@ -323,7 +324,7 @@ static int scoring_replies(const long *pips, const long *values, long candidates
         long rest = total - values[e];
         long scoring = candidates & scoring_on[p][rest % modulus];
         while (scoring) {
-            int t = __builtin_ctzl(scoring);
+            int t = low_bit(scoring);
             scoring &= scoring - 1;
             long points = rest + end_count[t][p];
             if (points > best[t]) {
@@ -334,7 +335,7 @@ static int scoring_replies(const long *pips, const long *values, long candidates
     }
     int n = 0;
     while (seen) {
-        out[n++] = best[__builtin_ctzl(seen)];
+        out[n++] = best[low_bit(seen)];
         seen &= seen - 1;
     }
     return n;
@@ -406,7 +407,7 @@ static int fact_of(const input_t *in, Py_ssize_t i, fact_t *f) {
             f->threat = expected_best(replies, n, in->next.p);
             f->threat_max = max_of(replies, n);
         }
-        f->no_reply = pow(1.0 - in->next.p, (double)__builtin_popcountl(in->next.allowed & fitting));
+        f->no_reply = pow(1.0 - in->next.p, (double)bit_count(in->next.allowed & fitting));
     }
     if (in->partner.on) {
         int n = scoring_replies(pips, values, in->partner.allowed, replies);
@@ -415,12 +416,12 @@ static int fact_of(const input_t *in, Py_ssize_t i, fact_t *f) {
     }
     long pip_set = 0;
     for (long m = left; m; m &= m - 1) {
-        int u = __builtin_ctzl(m);
+        int u = low_bit(m);
         f->pips_left += tile_pips[u];
         pip_set |= tile_pip_mask[u];
     }
-    f->variety = __builtin_popcountl(pip_set);
-    f->mobility = __builtin_popcountl(left & fitting);
+    f->variety = bit_count(pip_set);
+    f->mobility = bit_count(left & fitting);
     return 0;
 }
 
@@ -528,7 +529,7 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     float *o = (float *)buf.buf;
     for (Py_ssize_t r = 0; r < n_hold; r++)
         for (long m = masks[r]; m; m &= m - 1)
-            o[may_hold_offset + NUM_TILES * r + __builtin_ctzl(m)] = 1.0f;
+            o[may_hold_offset + NUM_TILES * r + low_bit(m)] = 1.0f;
     for (Py_ssize_t i = 0; i < in.n; i++) {
         const fact_t *f = &facts[i];
         if (f->out)

@@ -13,6 +13,7 @@
 #include <Python.h>
 
 #include "_fastargs.h"
+#include "_fastbits.h"
 
 enum {
     HAND, PLAYED, ARM_PIP, ARM_OPEN, ARM_DOUBLE, ARM_VALUE, SPIN_PIP, SPIN_SIDES, TOTAL, LEAD, FORCED,
@@ -262,7 +263,7 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     o[off[HAND_PIPS]] = hp < scale[HAND_PIPS] ? (float)(hp / scale[HAND_PIPS]) : 1.0f;
     long unseen = ~(hand | played) & ((1L << NUM_TILES) - 1);
     for (int p = 0; p < 7; p++)
-        o[off[UNSEEN] + p] = (float)(__builtin_popcountl(pip_tiles[p] & unseen) / scale[UNSEEN]);
+        o[off[UNSEEN] + p] = (float)(bit_count(pip_tiles[p] & unseen) / scale[UNSEEN]);
     result = Py_None;
     Py_INCREF(result);
 done:

@@ -334,6 +334,8 @@ def validate(config: TrainConfig) -> None:
     """Checks that need more than types: ranges, known choices, agent specs, MaskablePPO values.
 
     ``config.ppo`` is normalised in place (``n_steps: 128.0`` -> 128, ``"3e-4"`` -> 0.0003)."""
+    from agents.network import PRECISIONS  # torch, which training needs anyway
+
     check_game_and_pool(config.game, config.pool)
     if not (0 <= config.seed < 2**32):
         raise ConfigError(f"seed: must be an integer in [0, 2**32), got {config.seed}")
@@ -350,7 +352,7 @@ def validate(config: TrainConfig) -> None:
         (config.net.activation in ("tanh", "relu"), "net.activation must be tanh or relu"),
         (config.net.policy in ("scorer", "mlp"), "net.policy must be scorer or mlp"),
         (config.net.scorer_width >= 1, "net.scorer_width must be at least 1"),
-        (config.net.precision in ("float32", "bfloat16"), "net.precision must be float32 or bfloat16"),
+        (config.net.precision in PRECISIONS, f"net.precision must be one of {', '.join(PRECISIONS)}"),
         (config.net.precision == "float32" or config.net.policy == "scorer", "net.precision bfloat16 needs net.policy scorer"),
         (config.net.obs_version in OBS_SIZES, f"net.obs_version must be one of {', '.join(map(str, OBS_SIZES))}"),
         (all(n >= 1 for n in config.net.pi + config.net.vf), "net layer sizes must be positive"),

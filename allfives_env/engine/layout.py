@@ -10,10 +10,8 @@ Per arm we keep the pip it shows (``CLOSED`` when the arm does not exist) and wh
 
 from __future__ import annotations
 
-from .tiles import CLOSED, END_NAMES, IS_DOUBLE, NORTH, OTHER_HALF, PIP_TILES, SOUTH, TILE_PIPS, TILES, WEST, mask_tiles
+from .tiles import CLOSED, END_NAMES, IS_DOUBLE, NORTH, OTHER_HALF, PIP_TILES, SCORING_MULTIPLE, SOUTH, TILE_PIPS, TILES, WEST, mask_tiles
 
-#: the count of the open ends scores when it is a multiple of this
-SCORING_MULTIPLE = 5
 _FITS = tuple(tuple(p in t for p in range(CLOSED + 1)) for t in TILES)
 #: ``_END_COUNT[t][p]``: what the end counts once tile ``t`` is matched against pip ``p`` (a double
 #: both halves, else the half left exposed; ``CLOSED`` where ``t`` does not show ``p``)
@@ -182,7 +180,7 @@ class Layout:
             count = values[0] + values[1] + values[2] + values[3]
         self.count = count
         self.open_tiles = (PIP_TILES[pips[0]] | PIP_TILES[pips[1]] | PIP_TILES[pips[2]] | PIP_TILES[pips[3]]) & ~self.played
-        return count if count % 5 == 0 else 0
+        return count if count % SCORING_MULTIPLE == 0 else 0
 
     def points_if(self, tile: int, end: int) -> int:
         """Points that placing ``tile`` on ``end`` would score now (assumed legal); the layout is unchanged."""
@@ -218,7 +216,7 @@ def placement_points(pips, values, empty: bool, tile: int, end: int) -> int:
     else:
         p = pips[end]
         count = values[0] + values[1] + values[2] + values[3] - values[end] + (p + p if IS_DOUBLE[tile] else OTHER_HALF[tile][p])
-    return count if count % 5 == 0 else 0
+    return count if count % SCORING_MULTIPLE == 0 else 0
 
 
 def fitting_tiles(pips) -> int:
@@ -265,7 +263,7 @@ def placements_points(pips, values, empty: bool, actions) -> list[int]:
         out = []
         for a in actions:
             count = TILE_PIPS[a >> 2]
-            out.append(count if count % 5 == 0 else 0)
+            out.append(count if count % SCORING_MULTIPLE == 0 else 0)
         return out
     total = values[0] + values[1] + values[2] + values[3]
     out = []
@@ -274,5 +272,5 @@ def placements_points(pips, values, empty: bool, actions) -> list[int]:
         e = a & 3
         p = pips[e]
         count = total - values[e] + (p + p if IS_DOUBLE[t] else OTHER_HALF[t][p])
-        out.append(count if count % 5 == 0 else 0)
+        out.append(count if count % SCORING_MULTIPLE == 0 else 0)
     return out

@@ -9,6 +9,9 @@ part of an action id. The formula has one home: ``action_id`` and ``ACTION_TILE`
 
 Hands and tile sets are 28-bit integer masks (bit ``i`` = tile ``i``), which makes copies free
 and set operations single instructions.
+
+Points come in fives (``SCORING_MULTIPLE``): the open ends score when their count is a multiple of
+it, and pip counts at the end of a hand are rounded to one (``round_to_five``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ NUM_TILES = 28
 NUM_ENDS = 4
 NUM_ACTIONS = NUM_TILES * NUM_ENDS
 NUM_PIPS = 7
+SCORING_MULTIPLE = 5
 
 WEST, EAST, NORTH, SOUTH = 0, 1, 2, 3
 END_NAMES = ("west", "east", "north", "south")
@@ -175,5 +179,5 @@ def mask_pip_set(mask: int) -> int:
 
 
 def round_to_five(pips: int) -> int:
-    """Round to the nearest multiple of five: remainder 1-2 rounds down, 3-4 rounds up."""
-    return (pips + 2) // 5 * 5
+    """Round to the nearest multiple of five (``SCORING_MULTIPLE``): remainder 1-2 rounds down, 3-4 rounds up."""
+    return (pips + SCORING_MULTIPLE // 2) // SCORING_MULTIPLE * SCORING_MULTIPLE
