@@ -39,12 +39,15 @@ def test_configs_in_the_repo_load():
 def test_a_search_teacher_is_given_as_overrides():
     """docs/search.md's expert-iteration runs: the shipped recipe plus a search as teacher, its spec
     (with ``=`` and ``,``) kept whole, nothing else of the recipe changed."""
-    base = load_config(ROOT / "configs" / "ppo_2p.yaml")
-    config = load_config(ROOT / "configs" / "ppo_2p.yaml", ["name=exit_2p", "imitate.teacher=ismcts:iters=100,policy=allfives_2p",
-                                                             "imitate.games=1200", "imitate.explore=0.05", "imitate.workers=2"])
-    assert config.imitate.teacher == "ismcts:iters=100,policy=allfives_2p"
-    assert (config.imitate.games, config.imitate.explore, config.imitate.workers, config.imitate.rounds) == (1200, 0.05, 2, 2)
-    assert config.ppo == base.ppo and config.net == base.net and config.pool == base.pool and config.total_steps == base.total_steps
+    recipe = ROOT / "configs" / "ppo_2p.yaml"
+    teacher = "ismcts:iters=100,policy=allfives_2p"
+    base = load_config(recipe)
+    overrides = ["name=exit_2p", f"imitate.teacher={teacher}", "imitate.games=1200", "imitate.explore=0.05", "imitate.workers=2"]
+    config = load_config(recipe, overrides)
+    imitate = config.imitate
+    assert imitate.teacher == teacher
+    assert (imitate.games, imitate.explore, imitate.workers, imitate.rounds) == (1200, 0.05, 2, 2)
+    assert (config.ppo, config.net, config.pool, config.total_steps) == (base.ppo, base.net, base.pool, base.total_steps)
 
 
 def test_overrides_are_typed():
