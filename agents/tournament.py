@@ -28,6 +28,7 @@ from allfives_env.progress import progress as progress_bar
 
 from .base import Agent
 from .registry import AGENTS, make_agent, parse_spec, spec_files
+from .tournament_resume import ResumeError, kept_results
 from .tournament_stats import GameResult, summarize
 
 RESULT_FORMAT = "allfives-tournament/1"
@@ -272,7 +273,9 @@ class TournamentResult:
 
     @property
     def games_per_s(self) -> float | None:
-        return self.games / self.seconds if self.seconds > 0 else None
+        """Games played per second by this run (the games kept by a resume took no time in it)."""
+        played = self.games - self.config.get("resumed_games", 0)
+        return played / self.seconds if self.seconds > 0 and played else None
 
     def pairing(self, a: str, b: str) -> dict:
         """The pairing of ``a`` and ``b``, seen from ``a`` (rates and scores swapped if stored as ``b`` vs ``a``)."""
@@ -330,6 +333,7 @@ def run_tournament(
     prior_games: float = 1.0,
     max_hands: int | None = DEFAULT_MAX_HANDS,
     ray: str | None = None,
+    resume: bool = False,
 ) -> TournamentResult:
     """Play a round-robin tournament and compute its statistics.
 
@@ -343,7 +347,9 @@ def run_tournament(
     ``RAY_ADDRESS``, ``"HOST:PORT"`` that one; ``workers`` is then the number of chunks in flight
     (default: the cluster's CPUs). The results are the same either way.
     ``records``: a path to write every game's ``allfives-record/1`` as JSON Lines, in schedule
-    order. ``prior_games``: the Elo prior (virtual draws against a fixed opponent per agent).
+    order, each as it finishes. ``resume``: keep the games ``records`` already holds from an earlier
+    run of the same tournament (replayed and checked: ``agents.tournament_resume``) and play only the
+    rest. ``prior_games``: the Elo prior (virtual draws against a fixed opponent per agent).
     Raises ``TournamentError`` for a bad argument or an agent that fails.
     """
     if isinstance(agents, str):
@@ -380,13 +386,22 @@ def run_tournament(
         raise TournamentError(str(exc)) from None
     schedule = make_schedule(names, rules, games, seed, duplicate, max_hands)
     tasks = [(p, g) for p in range(len(schedule.lineups)) for g in range(schedule.games_per_pairing)]
+    kept: list[GameResult] = []
+    if resume:
+        if records is None:
+            raise TournamentError("resume needs the records file of the earlier run (records=, or --out DIR)")
+        try:
+            kept = kept_results(records, schedule, tasks)
+        except ResumeError as exc:
+            raise TournamentError(f"cannot resume: {exc}") from None
+        tasks = tasks[len(kept):]
     if ray is None:
-        workers = min(workers or 1, len(tasks))
+        workers = min(workers or 1, max(1, len(tasks)))
 
     out = None
     if records is not None:
-        try:
-            out = open(records, "w", encoding="utf-8")
+        try:  # line-buffered: every finished game is on disk, for a later resume
+            out = open(records, "a" if resume else "w", encoding="utf-8", buffering=1)
         except OSError as exc:
             raise TournamentError(f"cannot write records to {records}: {exc.strerror or exc}") from None
 
@@ -394,7 +409,9 @@ def run_tournament(
     bar = progress_bar(len(tasks), "tournament", enabled=progress)
     start = time.perf_counter()
     try:
-        if ray is not None:
+        if not tasks:
+            pass  # every game was kept from the earlier run
+        elif ray is not None:
             from . import cluster
             from .tournament_ray import play_on_ray
 
@@ -414,6 +431,7 @@ def run_tournament(
         if out is not None:
             out.close()
     seconds = time.perf_counter() - start
+    results = kept + results
 
     pairings, agent_stats, ratings = summarize(results, names, rules.side_of, prior_games=prior_games)
     config = {
@@ -430,6 +448,7 @@ def run_tournament(
         "workers": workers,
         "elo_prior_games": prior_games,
         "max_hands": max_hands,
+        "resumed_games": len(kept),
     }
     return TournamentResult(
         config=config,

@@ -66,6 +66,8 @@ def format_summary(result: TournamentResult) -> str:
         f"played in {result.seconds:.2f} s with {c['workers']} worker{'s' if c['workers'] != 1 else ''}: "
         f"{result.games_per_s or 0:.1f} games/s",
     ]
+    if c.get("resumed_games"):
+        lines[-1] += f" ({c['resumed_games']} games kept from the earlier run, not timed)"
     if c["games_per_pairing"] != c["games_requested"]:
         lines.append(
             f"(--games {c['games_requested']} rounded up to {c['games_per_pairing']}: whole blocks of {c['block_size']})"

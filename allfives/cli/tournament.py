@@ -50,6 +50,11 @@ def add_parser(sub, name: str) -> None:
     p.add_argument(
         "--out", metavar="DIR", help="write results.json, pairings.csv, ratings.csv, games.jsonl and winrates.png there"
     )
+    p.add_argument(
+        "--resume", action="store_true",
+        help="keep the games already in --out's games.jsonl (from an interrupted run with the same arguments, "
+        "or fewer --games of one pairing) and play only the rest",
+    )
     p.add_argument("--json", action="store_true", help="print the results as one JSON object on the last line")
     p.set_defaults(run=run)
 
@@ -90,6 +95,8 @@ def run(args) -> int:
     except (TournamentError, ClusterError) as exc:
         raise CLIError(str(exc)) from None
     _check_policies(specs, rules)
+    if args.resume and not args.out:
+        raise CLIError("--resume needs --out DIR: the folder of the run to resume (its games.jsonl)")
 
     records = None
     if args.out:
@@ -113,6 +120,7 @@ def run(args) -> int:
             max_hands=args.max_hands,
             progress=True,
             records=records,
+            resume=args.resume,
         )
     except TournamentError as exc:
         raise CLIError(str(exc)) from None
