@@ -32,8 +32,10 @@ Options: ``iters`` (iterations per decision, default 200; reproducible for a see
 ``random`` or ``expert``), ``c`` (exploration constant, default 0.7), ``policy`` (none by default), ``cpuct``
 (default 1.0), ``temp`` (default 1.0), ``guide`` (``root``, the default, or ``tree``; needs
 ``policy``), ``belief`` (``uniform``, the default, or ``policy``; needs ``policy``), ``worlds``,
-``btemp`` (default 0.5) and ``beps`` (the inference's ``eps``, default 0.02). A decision with one
-legal move is played at once.
+``btemp`` (default 0.5), ``beps`` (the inference's ``eps``, default 0.02) and ``stop``
+(``early``, the default: an ``iters`` search ends once its most visited move can no longer be
+overtaken, which plays the move of the whole search sooner; ``full``: every iteration). A decision
+with one legal move is played at once.
 """
 
 from __future__ import annotations
@@ -130,10 +132,13 @@ class ISMCTSAgent(Agent):
         worlds: int = 0,
         btemp: float = 0.5,
         beps: float = DEFAULT_EPS,
+        stop: str = "early",
     ):
         super().__init__(seed)
         # the ranges are those of the registry (agents.registry.AGENTS); seconds=0 is the default: no time budget
-        given = dict(iters=iters, rollout=rollout, c=c, cpuct=cpuct, temp=temp, guide=guide, belief=belief, btemp=btemp, beps=beps)
+        given = dict(
+            iters=iters, rollout=rollout, c=c, cpuct=cpuct, temp=temp, guide=guide, belief=belief, btemp=btemp, beps=beps, stop=stop
+        )
         optional = {"seconds": seconds, "worlds": worlds}
         check_options("ismcts", dict(given, **{k: v for k, v in optional.items() if v != 0}))
         self.iters = iters
@@ -147,6 +152,7 @@ class ISMCTSAgent(Agent):
         self.worlds = worlds
         self.btemp = btemp
         self.beps = beps
+        self.stop = stop
         self._policy = _ROLLOUT_MOVES[rollout]
         if guide != "root" and not policy:
             raise ValueError(f"agent 'ismcts': option guide={guide} needs a network: policy=PATH")
@@ -158,7 +164,7 @@ class ISMCTSAgent(Agent):
         legal = view.legal_actions
         if len(legal) == 1:
             return legal[0]
-        return self.choose(self.search(view), legal)
+        return self.choose(self.search(view, decide=self.stop == "early"), legal)
 
     @staticmethod
     def choose(root: "_Node", legal: list[int]) -> int:
@@ -174,8 +180,13 @@ class ISMCTSAgent(Agent):
         p = np.exp(logits - logits.max())
         return dict(zip(legal, (p / p.sum()).tolist()))
 
-    def search(self, view) -> _Node:
-        """Run the search from ``view`` and return the root (children keyed by action)."""
+    def search(self, view, decide: bool = False) -> _Node:
+        """Run the search from ``view`` and return the root (children keyed by action).
+
+        With ``decide`` an ``iters`` search stops as soon as its most visited move can no longer be
+        overtaken in the iterations left: ``choose`` then gives the move the whole search would
+        have, in fewer iterations (``stop=early``, the agent's default).
+        """
         rng = self.rng
         prior = self.prior(view)
         cpuct = self.cpuct
@@ -233,6 +244,8 @@ class ISMCTSAgent(Agent):
             for node in path:
                 node.visits += 1
                 node.total += values[side_of[node.player]]
+            if decide and deadline is None and 2 * iteration > self.iters and _decided(root, self.iters - iteration):
+                break
         return root
 
     def _world_sampler(self, view):
@@ -255,6 +268,18 @@ class ISMCTSAgent(Agent):
             return world_game(view, hands, boneyard, rng)
 
         return sample
+
+
+def _decided(root: _Node, left: int) -> bool:
+    """Whether the most visited root move leads every other by more than ``left`` visits."""
+    first = second = 0
+    for child in root.children.values():
+        v = child.visits
+        if v > first:
+            first, second = v, first
+        elif v > second:
+            second = v
+    return first - second > left
 
 
 def _puct_step(node: _Node, actions, prior, scale: float, game, path: list) -> _Node | None:

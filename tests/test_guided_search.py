@@ -104,3 +104,24 @@ def test_policy_files_of_a_spec_are_checked_and_made_absolute(tmp_path, monkeypa
     assert with_absolute_files("ismcts:iters=5") == "ismcts:iters=5"
     with pytest.raises(TournamentError, match="agent 'ismcts:policy=gone.zip': policy file not found: gone.zip"):
         check_specs(["ismcts:policy=gone.zip"])
+
+
+@pytest.mark.parametrize(
+    "spec", ["ismcts:iters=60,policy=allfives_2p", "ismcts:iters=60", "ismcts:iters=40,policy=allfives_2p,belief=policy,worlds=20"]
+)
+def test_stopping_early_plays_the_move_of_the_whole_search_in_fewer_iterations(spec):
+    # stop=early ends once the leader cannot be overtaken; started from the same seed, the iterations
+    # it did run are those of the full search, so the move is the same
+    shortened = 0
+    for i, view in enumerate(views(Rules.make(num_players=2), games=2)):
+        early, full = make_agent(spec, seed=i), make_agent(spec + ",stop=full", seed=i)
+        assert early.act(view) == full.act(view)
+        root = make_agent(spec, seed=i).search(view, decide=True)
+        whole = make_agent(spec, seed=i).search(view)
+        assert whole.visits == early.iters and root.visits <= early.iters
+        leader = max(root.children.values(), key=lambda c: c.visits)
+        others = [c.visits for c in root.children.values() if c is not leader]
+        if root.visits < early.iters:
+            shortened += 1
+            assert leader.visits - max(others, default=0) > early.iters - root.visits
+    assert shortened > 0
