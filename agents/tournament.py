@@ -15,6 +15,7 @@ import itertools
 import json
 import multiprocessing
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
@@ -245,6 +246,15 @@ def _init_worker(schedule: Schedule, specs: list[str], registry: dict, keep_reco
     threadpool_limits(1)
     AGENTS.update(registry)  # agent kinds registered at run time in the parent (plugins, tests)
     _WORKER = _Runner(schedule, specs, keep_records)
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+
+
+def _exit_with_parent(parent: int, every: float = 0.5) -> None:
+    """Stop this worker once the tournament that started it is gone (killed: it cannot shut its workers
+    down), instead of playing its games for nobody; on POSIX an orphan's parent becomes another process."""
+    while os.getppid() == parent:
+        time.sleep(every)
+    os._exit(1)
 
 
 def _play_in_worker(task: tuple[int, int]):

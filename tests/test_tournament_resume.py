@@ -142,3 +142,42 @@ def test_cli_resume(tmp_path):
     assert refused.returncode == 2 and refused.stderr.startswith("error: cannot resume: ") and "Traceback" not in refused.stderr
     alone = run_cli("tournament", "--agents", "random,greedy", "--games", "2", "--seed", "1", "--resume", timeout=120)
     assert alone.returncode == 2 and "--resume needs --out DIR" in alone.stderr
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
+def test_workers_stop_when_the_tournament_is_killed(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = ["--agents", "ismcts:iters=400", "expert", "--games", "400", "--seed", "1", "--workers", "2", "--out", str(tmp_path)]
+    parent = subprocess.Popen([sys.executable, "-m", "allfives.cli.main", "tournament", *args],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := _children(parent.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(workers) >= 2, "the workers did not start"
+        time.sleep(1)
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while (alive := [w for w in workers if Path(f"/proc/{w}").exists()]) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not alive, f"workers still running after their tournament was killed: {alive}"
+    finally:
+        parent.kill()
