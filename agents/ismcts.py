@@ -153,6 +153,7 @@ class ISMCTSAgent(Agent):
         self.btemp = btemp
         self.beps = beps
         self.stop = stop
+        self.iterations = 0  # run by the last search
         self._policy = _ROLLOUT_MOVES[rollout]
         if guide != "root" and not policy:
             raise ValueError(f"agent 'ismcts': option guide={guide} needs a network: policy=PATH")
@@ -246,6 +247,7 @@ class ISMCTSAgent(Agent):
                 node.total += values[side_of[node.player]]
             if decide and deadline is None and 2 * iteration > self.iters and _decided(root, self.iters - iteration):
                 break
+        self.iterations = iteration
         return root
 
     def _world_sampler(self, view):

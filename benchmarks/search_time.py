@@ -2,7 +2,8 @@
 
 The positions are the decisions with two or more legal moves of games that ``expert`` plays
 against itself from seeded deals. Every agent decides every position, the agents taking turns
-position by position (so machine noise hits all alike), each reseeded per position. Use it to
+position by position (so machine noise hits all alike), each reseeded per position; for search
+agents also the mean of the iterations run (fewer than ``iters`` with ``stop=early``). Use it to
 calibrate iteration budgets to equal time (``ismcts:iters=N`` against
 ``ismcts:iters=M,policy=allfives_2p``) and to report the time a budget costs.
 
@@ -59,6 +60,7 @@ def main(argv=None) -> int:
     views = positions(rules, args.positions, args.seed)
     agents = [make_agent(spec) for spec in args.agents]
     times: list[list[float]] = [[] for _ in agents]
+    iterations: list[list[int]] = [[] for _ in agents]  # of search agents (``agent.iterations``)
     for i, view in enumerate(views):
         for k in range(len(agents)):
             j = (i + k) % len(agents)
@@ -66,13 +68,16 @@ def main(argv=None) -> int:
             start = time.perf_counter()
             agents[j].act(view)
             times[j].append(time.perf_counter() - start)
+            if hasattr(agents[j], "iterations"):
+                iterations[j].append(agents[j].iterations)
     report = {"positions": len(views), "players": args.players, "agents": []}
-    for spec, ts in zip(args.agents, times):
+    for spec, ts, its in zip(args.agents, times, iterations):
         report["agents"].append({
             "agent": spec,
             "median_ms": round(statistics.median(ts) * 1e3, 3),
             "p95_ms": round(percentile(ts, 0.95) * 1e3, 3),
             "mean_ms": round(statistics.fmean(ts) * 1e3, 3),
+            "mean_iterations": round(statistics.fmean(its), 1) if its else None,
         })
     base = report["agents"][0]["mean_ms"]
     for row in report["agents"]:
@@ -82,8 +87,9 @@ def main(argv=None) -> int:
     else:
         print(f"{len(views)} positions, {args.players} players")
         for row in report["agents"]:
+            iters = f"  iterations {row['mean_iterations']:.0f}" if row["mean_iterations"] is not None else ""
             print(f"{row['agent']:<50} median {row['median_ms']:8.2f} ms  p95 {row['p95_ms']:8.2f} ms  "
-                  f"mean {row['mean_ms']:8.2f} ms  x{row['mean_ratio']}")
+                  f"mean {row['mean_ms']:8.2f} ms  x{row['mean_ratio']}{iters}")
     return 0
 
 

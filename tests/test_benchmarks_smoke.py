@@ -51,15 +51,19 @@ def test_train_speed_runs_both_pipelines_and_reports_json():
 def test_search_time_reports_each_agents_decision_times():
     result = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "search_time.py"), "--positions", "6", "--json",
-         "--agents", "ismcts:iters=5", "ismcts:iters=5,policy=allfives_2p"],
+         "--agents", "ismcts:iters=5,stop=full", "ismcts:iters=5,policy=allfives_2p", "greedy"],
         capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["positions"] == 6 and [row["agent"] for row in report["agents"]] == ["ismcts:iters=5", "ismcts:iters=5,policy=allfives_2p"]
+    specs = ["ismcts:iters=5,stop=full", "ismcts:iters=5,policy=allfives_2p", "greedy"]
+    assert report["positions"] == 6 and [row["agent"] for row in report["agents"]] == specs
     for row in report["agents"]:
         assert 0 < row["median_ms"] <= row["p95_ms"]
     assert report["agents"][0]["mean_ratio"] == 1.0
+    # a full search runs every iteration, an early-stopping one at most as many; greedy does not search
+    assert [row["mean_iterations"] for row in report["agents"]][::2] == [5.0, None]
+    assert 3 <= report["agents"][1]["mean_iterations"] <= 5
 
 
 def test_lookahead_speed_reports_the_three_costs():
