@@ -92,13 +92,12 @@ def pair_features(obs: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> np.
     obs = np.asarray(obs, np.float32)
     rows = np.asarray(rows, np.int64)
     actions = np.asarray(actions, np.int64)
-    x = obs[rows]  # (P, size)
-    count = len(rows)
+    # per observation first, then per pair: the pairs outnumber the observations
     points = obs[rows, _MP + actions][:, None]
-    arm = x[:, _ARM : _ARM + 28].reshape(count, 4, 7)[np.arange(count), END_OF_ACTION[actions]]  # (P, 7)
+    arm = obs[:, _ARM : _ARM + 28].reshape(len(obs), 4, 7)[rows, END_OF_ACTION[actions]]  # (P, 7)
     exposed = np.einsum("pq,pqr->pr", arm, EXPOSE[actions])
-    unseen = x[:, _UNSEEN : _UNSEEN + 7]
-    mine = x[:, _HAND : _HAND + 28] @ PIP_OF_TILE / 7.0
+    unseen = obs[:, _UNSEEN : _UNSEEN + 7][rows]
+    mine = (obs[:, _HAND : _HAND + 28] @ PIP_OF_TILE / 7.0)[rows]
     parts = [points, STATIC[actions], exposed, (exposed * unseen).sum(1, keepdims=True), (exposed * mine).sum(1, keepdims=True)]
     if obs.shape[1] == OBS_SIZES[2]:
         parts += [obs[rows, o + actions][:, None] for o in LOOKAHEAD_OFFSETS]

@@ -28,9 +28,37 @@ import numpy as np
 from allfives_env.engine.events import DRAW, PLAY, play_end
 from allfives_env.engine.position import placement_views
 from allfives_env.engine.tiles import action_id, mask_tiles
+from allfives_env.engine.view import PlayerView
 
 #: the chance a world keeps for each choice whatever the model says (see the module docstring)
 DEFAULT_EPS = 0.02
+
+
+class _ChoiceView(PlayerView):
+    """A seat's view before one of its choices, given a hand from each sampled world in turn: the
+    layout is the same in every world, so what each move leaves and scores is worked out once."""
+
+    __slots__ = ("_after", "_points")
+
+    def __init__(self, view: PlayerView) -> None:
+        for name in PlayerView.__slots__:
+            setattr(self, name, getattr(view, name))
+        self._after: dict[int, tuple] = {}
+        self._points: dict[int, int] = {}
+
+    def ends_after_moves(self) -> list[tuple[list[int], list[int]]]:
+        after = self._after
+        for a in self.legal_actions:
+            if a not in after:
+                after[a] = self.ends_after(a)
+        return [after[a] for a in self.legal_actions]
+
+    def move_points(self) -> list[int]:
+        points = self._points
+        for a in self.legal_actions:
+            if a not in points:
+                points[a] = self.points_of(a)
+        return [points[a] for a in self.legal_actions]
 
 
 class _Choice:
@@ -88,7 +116,8 @@ class PlayEvidence:
         self.choices: list[_Choice] = []
         for i, seat, action, kept_before in choices:
             from_here = placed_from(seat, i, False)
-            self.choices.append(_Choice(seat, action, snapshots[i], from_here, from_here & ~placed_from(seat, i, True), kept_before))
+            view_then = _ChoiceView(snapshots[i])
+            self.choices.append(_Choice(seat, action, view_then, from_here, from_here & ~placed_from(seat, i, True), kept_before))
 
     def __len__(self) -> int:
         return len(self.choices)
@@ -131,17 +160,18 @@ class PlayEvidence:
     def log_weights(self, worlds: list[list[int]], policy, rng: random.Random, temp: float = 1.0, eps: float = DEFAULT_EPS) -> np.ndarray:
         """Per world (its hands, tile masks by seat), the log of its weight: a sum over the choices."""
         out = np.zeros(len(worlds))
-        rows, legal_of, chosen, world_of = [], [], [], []
+        obs = np.empty((len(worlds) * len(self.choices), policy.obs_size), np.float32)  # room for every pair
+        legal_of, chosen, world_of = [], [], []
         for w, c in self.choice_views(worlds, rng):
-            rows.append(policy.encode(c.view))
+            policy.encode(c.view, obs[len(legal_of)])
             legal_of.append(c.view.legal_actions)
             chosen.append(c.view.legal_actions.index(c.action))
             world_of.append(w)
-        if not rows:
+        if not legal_of:
             return out
         sizes = np.array([len(legal) for legal in legal_of])
-        row_of_pair = np.repeat(np.arange(len(rows)), sizes)
-        z = _pair_logits(policy, np.stack(rows), row_of_pair, np.concatenate(legal_of)) / temp
+        row_of_pair = np.repeat(np.arange(len(legal_of)), sizes)
+        z = _pair_logits(policy, obs[: len(legal_of)], row_of_pair, np.concatenate(legal_of)) / temp
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         z -= np.maximum.reduceat(z, starts)[row_of_pair]
         e = np.exp(z)

@@ -211,7 +211,7 @@ class NumpyPolicy:
         feats = pair_features(x, rows, actions) @ p["features_w"].T  # (P, width)
         context = h @ p["context_w"].T + p["context_b"]
         scores = np.maximum(feats + context[rows], 0.0)
-        base = np.einsum("ph,ph->p", h[rows], p["base_w"][actions]) + p["base_b"][actions]
+        base = (h @ p["base_w"].T)[rows, actions] + p["base_b"][actions]  # as in logits(): every action of each row
         return (scores @ p["out_w"].T)[:, 0] + p["out_b"][0] + base
 
     def save(self, path) -> None:

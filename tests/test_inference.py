@@ -15,6 +15,7 @@ from agents.inference import PlayEvidence
 from agents.ismcts import load_policy
 from agents.registry import make_agent
 from allfives_env.engine import Game, Rules
+from allfives_env.engine.view import PlayerView
 
 from helpers import A, T, game_from
 
@@ -141,3 +142,24 @@ def test_pair_features_and_pair_logits_equal_the_dense_ones():
     rows, actions = rng.integers(0, 20, 200), rng.integers(0, 112, 200)
     np.testing.assert_array_equal(pair_features(obs, rows, actions), action_features(obs)[rows, actions])
     np.testing.assert_allclose(policy.pair_logits(obs, rows, actions), policy.logits(obs)[rows, actions], atol=2e-5)
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_a_choice_view_encodes_each_worlds_hand_as_a_fresh_view_does(players):
+    # the choice views work out each move's ends and points once for all worlds; what they give
+    # (and so the observation) is what the engine's view gives for that hand
+    policy = load_policy(f"allfives_{players}p")
+    rng = random.Random(2)
+    checked = 0
+    for _, view, _ in _expert_positions(players, range(3), per_game=12):
+        evidence = PlayEvidence(view)
+        worlds = [sample_hidden(view, rng)[0] for _ in range(6)]
+        for _, choice in evidence.choice_views(worlds, rng):
+            fresh = PlayerView.__new__(PlayerView)
+            for name in PlayerView.__slots__:
+                setattr(fresh, name, getattr(choice.view, name))
+            assert choice.view.ends_after_moves() == fresh.ends_after_moves()
+            assert choice.view.move_points() == fresh.move_points()
+            np.testing.assert_array_equal(policy.encode(choice.view), policy.encode(fresh))
+            checked += 1
+    assert checked > 50
