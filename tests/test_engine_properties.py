@@ -151,3 +151,11 @@ def test_views_are_snapshots(rules, seed, move_seed):
     for view, _ in taken:
         on_table = sorted(t for arm in view.arms for t in arm) + ([view.lead] if view.lead >= 0 else [])
         assert sorted(on_table) == mask_tiles(view.played)
+
+
+@given(st.integers(0, ALL_TILES_MASK))
+def test_mask_tiles_lists_the_set_bits_in_order(mask):
+    tiles = mask_tiles(mask)
+    assert tiles == [t for t in range(28) if mask >> t & 1]
+    tiles.append(99)  # a fresh list: the tables behind it stay as they were
+    assert mask_tiles(mask) == [t for t in range(28) if mask >> t & 1]

@@ -126,14 +126,24 @@ def action_name(action: int) -> str:
     return f"{TILE_NAMES[t]}@{END_NAMES[e]}"
 
 
-def mask_tiles(mask: int) -> list[int]:
-    """Tile indices set in a 28-bit mask, ascending."""
+def _set_bits(mask: int) -> list[int]:
     out = []
     while mask:
         low = mask & -mask
         out.append(low.bit_length() - 1)
         mask ^= low
     return out
+
+
+#: ``_CHUNK_TILES[q][m]``: the tiles of bits ``m`` (7 of them) at tile ``7 * q`` on; ``mask_tiles``
+#: joins four of these lists, which is about 3x faster than walking the bits of a hand
+_CHUNK_TILES = tuple([[7 * q + t for t in _set_bits(m)] for m in range(128)] for q in range(4))
+_T0, _T1, _T2, _T3 = _CHUNK_TILES
+
+
+def mask_tiles(mask: int) -> list[int]:
+    """Tile indices set in a 28-bit mask, ascending (a new list)."""
+    return _T0[mask & 127] + _T1[mask >> 7 & 127] + _T2[mask >> 14 & 127] + _T3[mask >> 21]
 
 
 def tiles_mask(tiles) -> int:
