@@ -120,3 +120,108 @@ def test_a_student_round_pickles_to_the_worker_processes():
     assert len(one) > 20
     np.testing.assert_array_equal(one.obs, two.obs)
     np.testing.assert_array_equal(one.action, two.action)
+
+
+# ------------------------------------------------------------------------------------------ stopped and resumed
+def _model(cfg):
+    from sb3_contrib import MaskablePPO
+
+    from allfives_env.single_agent import SingleAgentEnv
+    from train.train import policy_spec
+
+    policy_class, kwargs = policy_spec(cfg)
+    torch.manual_seed(0)
+    return MaskablePPO(policy_class, SingleAgentEnv(obs_version=2), policy_kwargs=kwargs, seed=0, device="cpu")
+
+
+def _metadata():
+    return {"obs_version": 2, "obs_size": OBS_SIZES[2]}
+
+
+def test_a_warm_start_stopped_midway_goes_on_from_its_cache_to_the_same_model(tmp_path, monkeypatch):
+    import train.imitate as imitate
+
+    cfg = tiny_config(**{"imitate.games": 120, "imitate.rounds": 2, "imitate.epochs": 1})
+    quiet = lambda *_: None  # noqa: E731
+    whole = _model(cfg)
+    whole_reports = imitate.warm_start(whole, cfg, _metadata(), log=quiet)
+
+    played = []
+    real_play = imitate.play_games
+
+    def stopping_play(*args):
+        if len(played) == 4:  # round 1's three chunks, then one of round 2's
+            raise KeyboardInterrupt
+        played.append(args[-1])
+        return real_play(*args)
+
+    monkeypatch.setattr(imitate, "play_games", stopping_play)
+    cache = imitate.open_cache(tmp_path / "imitation", cfg)
+    with pytest.raises(KeyboardInterrupt):
+        imitate.warm_start(_model(cfg), cfg, _metadata(), log=quiet, cache=cache)
+    assert sorted(p.name for p in cache.glob("round*")) == [
+        "round1-chunk0000.npz", "round1-chunk0001.npz", "round1-chunk0002.npz", "round1-policy.pt", "round1-report.json",
+        "round2-chunk0000.npz",
+    ]
+
+    played.clear()
+    monkeypatch.setattr(imitate, "play_games", lambda *args: played.append(args[-1]) or real_play(*args))
+    fits = []
+    real_fit = imitate.fit
+    monkeypatch.setattr(imitate, "fit", lambda *args: fits.append(1) or real_fit(*args))
+    resumed = _model(cfg)
+    reports = imitate.warm_start(resumed, cfg, _metadata(), log=quiet, cache=imitate.open_cache(tmp_path / "imitation", cfg))
+    assert len(played) == 2 and len(fits) == 1, "only round 2's last two chunks are played, only round 2 is fitted"
+    for a, b in zip(whole.policy.state_dict().values(), resumed.policy.state_dict().values()):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    assert [(r["positions"], r["agreement"]) for r in reports] == [(r["positions"], r["agreement"]) for r in whole_reports]
+
+
+def test_a_cache_of_another_config_or_a_damaged_chunk_is_not_taken_up(tmp_path, capsys):
+    import train.imitate as imitate
+
+    cfg = tiny_config(**{"imitate.games": 60, "imitate.rounds": 1, "imitate.epochs": 1})
+    cache = imitate.open_cache(tmp_path / "imitation", cfg)
+    imitate.warm_start(_model(cfg), cfg, _metadata(), log=lambda *_: None, cache=cache)
+    # a resume may change the steps: the cache still belongs to the run
+    longer = tiny_config(**{"imitate.games": 60, "imitate.rounds": 1, "imitate.epochs": 1, "total_steps": 99_999})
+    assert imitate.open_cache(tmp_path / "imitation", longer) == cache and (cache / "round1-policy.pt").exists()
+    (cache / "round1-chunk0001.npz").write_bytes(b"not a chunk")
+    assert imitate.ChunkStore(cache, 0).read(1) is None and "unreadable" in capsys.readouterr().out
+    other = tiny_config(**{"imitate.games": 60, "imitate.rounds": 1, "imitate.epochs": 1, "imitate.explore": 0.5})
+    imitate.open_cache(tmp_path / "imitation", other, log=print)
+    assert "belongs to another config" in capsys.readouterr().out and not list(cache.glob("round*"))
+
+
+@pytest.mark.slow
+def test_a_run_killed_in_its_warm_start_resumes_it(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = ["net.obs_version=2", "imitate.teacher=ismcts:iters=4", "imitate.games=150", "imitate.rounds=1",
+            "imitate.epochs=1", "total_steps=512"]
+    run_dir = tmp_path / "run"
+    command = [sys.executable, "-m", "allfives.cli.main", "train", "--config", str(TINY), "--run-dir", str(run_dir), "--no-progress", *args]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while not (run_dir / "imitation" / "round1-chunk0000.npz").exists() and time.monotonic() < deadline:
+            assert process.poll() is None, "the run ended before its first chunk"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    finally:
+        process.kill()
+    assert not (run_dir / "checkpoints" / "latest.json").exists(), "killed before the warm start ended"
+    kept = sorted(p.name for p in (run_dir / "imitation").glob("round1-chunk*.npz"))
+    resumed = run_cli("train", "--run-dir", run_dir, "--resume", "--no-progress")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming the warm start of {run_dir}" in resumed.stdout
+    assert not (run_dir / "imitation").exists(), "the cache goes once the warm start is checkpointed"
+    whole_dir = tmp_path / "whole"
+    whole = run_cli("train", "--config", TINY, "--run-dir", whole_dir, "--no-progress", *args)
+    assert whole.returncode == 0, whole.stderr
+    got, want = (json.loads((d / "imitation.json").read_text()) for d in (run_dir, whole_dir))
+    assert [(r["positions"], r["agreement"]) for r in got] == [(r["positions"], r["agreement"]) for r in want] and kept

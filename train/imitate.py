@@ -11,17 +11,26 @@
 3. repeat for ``rounds`` rounds, and report the student's agreement with the teacher on held-out
    positions.
 
-The data lives in memory only (nothing half-written is left behind by a killed run); the trainer
-checkpoints the warm-started model at step 0 before PPO begins.
+With a ``cache`` folder (the trainer passes ``RUN/imitation``) every finished chunk of games and
+every round's fitted weights are written there as they come (each file whole or not at all), so a
+run stopped during the warm start (a search teacher takes many minutes) goes on with ``--resume``
+from what it had: the chunks kept are not played again, the rounds fitted are not fitted again, and
+the result is that of a run never stopped. The folder says which config it belongs to; the trainer
+deletes it once the warm-started model is checkpointed at step 0, before PPO begins.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import multiprocessing
+import os
 import random
+import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -92,14 +101,119 @@ def play_games(cfg, teacher_spec: str, student: NumpyPolicy | None, games: int, 
     )
 
 
-def gather(cfg, student: NumpyPolicy | None, games: int, seed: int, workers: int) -> Batch:
-    """``play_games`` split over ``workers`` processes (the same positions for any ``workers``)."""
+def gather(cfg, student: NumpyPolicy | None, games: int, seed: int, workers: int, keep: "ChunkStore | None" = None) -> Batch:
+    """``play_games`` split over ``workers`` processes (the same positions for any ``workers``); with
+    ``keep``, chunks it holds are read back instead of played, and every chunk played is written to it."""
     chunks = [(i, min(50, games - i)) for i in range(0, games, 50)]
     args = [(cfg, cfg.imitate.teacher, student, k, seed * 100_003 + i) for i, k in chunks]
-    if workers <= 1:
-        return Batch.concat([play_games(*a) for a in args])
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:  # safe beside torch
-        return Batch.concat(list(pool.map(play_games, *zip(*args))))
+    parts = [keep.read(i) if keep is not None else None for i in range(len(args))]
+    todo = [i for i, part in enumerate(parts) if part is None]
+    if todo and workers > 1:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:  # safe beside torch
+            played = pool.map(play_games, *zip(*(args[i] for i in todo)))
+            _fill(parts, todo, played, keep)
+    else:
+        _fill(parts, todo, (play_games(*args[i]) for i in todo), keep)
+    return Batch.concat(parts)
+
+
+def _fill(parts: list, todo: list[int], played, keep) -> None:
+    for i, batch in zip(todo, played):  # in order, as each chunk is done
+        parts[i] = batch
+        if keep is not None:
+            keep.write(i, batch)
+
+
+class ChunkStore:
+    """The files of one round in the warm start's cache folder: chunks of games and the fitted weights."""
+
+    def __init__(self, folder: Path, round_index: int) -> None:
+        self.folder = folder
+        self.prefix = f"round{round_index + 1}"
+
+    def read(self, chunk: int) -> Batch | None:
+        path = self.folder / f"{self.prefix}-chunk{chunk:04d}.npz"
+        if not path.exists():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as f:
+                return Batch(*(f[k] for k in ("obs", "mask", "action", "ret")))
+        except (OSError, ValueError, KeyError) as exc:  # a damaged file is played again
+            print(f"imitation cache: {path.name} is unreadable ({exc}); playing its games again")
+            return None
+
+    def write(self, chunk: int, batch: Batch) -> None:
+        _atomic_save(self.folder / f"{self.prefix}-chunk{chunk:04d}.npz", obs=batch.obs, mask=batch.mask, action=batch.action, ret=batch.ret)
+
+    def fitted(self) -> tuple[dict, dict] | None:
+        """The weights and report saved after this round's fit, or ``None``."""
+        import torch
+
+        weights, report = self.folder / f"{self.prefix}-policy.pt", self.folder / f"{self.prefix}-report.json"
+        if not (weights.exists() and report.exists()):
+            return None
+        try:
+            return torch.load(weights, weights_only=True), json.loads(report.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RuntimeError) as exc:
+            print(f"imitation cache: round {self.prefix[5:]}'s fit is unreadable ({exc}); fitting it again")
+            return None
+
+    def save_fit(self, state: dict, report: dict) -> None:
+        import torch
+
+        tmp = self.folder / f"{self.prefix}-policy.pt.tmp"
+        torch.save(state, tmp)
+        os.replace(tmp, self.folder / f"{self.prefix}-policy.pt")
+        tmp = self.folder / f"{self.prefix}-report.json.tmp"
+        tmp.write_text(json.dumps(report), encoding="utf-8")
+        os.replace(tmp, self.folder / f"{self.prefix}-report.json")
+
+
+def _atomic_save(path: Path, **arrays) -> None:
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez_compressed(tmp, **arrays)
+    os.replace(tmp, path)
+
+
+def cache_stamp(cfg) -> str:
+    """What of the config the warm start depends on, as YAML: all of it but the settings a resume
+    may change that it does not read (steps, checkpoints, processes, threads, device, evaluation,
+    self-play snapshots)."""
+    import yaml
+
+    from .config import RESUMABLE
+
+    data = dataclasses.asdict(cfg)
+    for key in RESUMABLE:
+        if key != "pool.heuristics":  # the warm start's other seats are drawn from them
+            *parents, last = key.split(".")
+            node = data
+            for name in parents:
+                node = node[name]
+            node.pop(last, None)
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+def open_cache(folder, cfg, log=print) -> Path:
+    """The warm start's cache folder for ``cfg``: one written for another config, or damaged, is
+    emptied first."""
+    folder = Path(folder)
+    config_text = cache_stamp(cfg)
+    stamp = folder / "config.yaml"
+    if folder.exists():
+        try:
+            same = stamp.read_text(encoding="utf-8") == config_text
+        except (OSError, UnicodeDecodeError):
+            same = False
+        if not same:
+            log(f"imitation cache: {folder} belongs to another config; starting the warm start afresh")
+            shutil.rmtree(folder)
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        tmp = folder / "config.yaml.tmp"
+        tmp.write_text(config_text, encoding="utf-8")
+        os.replace(tmp, stamp)
+    return folder
 
 
 def fit(model, data: Batch, cfg, log) -> dict:
@@ -140,19 +254,29 @@ def fit(model, data: Batch, cfg, log) -> dict:
     return {"positions": len(data), "agreement": agree}
 
 
-def warm_start(model, cfg, metadata: dict, log=print) -> list[dict]:
-    """Run the rounds of the warm start on ``model`` (step 3); returns one report per round."""
+def warm_start(model, cfg, metadata: dict, log=print, cache: Path | None = None) -> list[dict]:
+    """Run the rounds of the warm start on ``model`` (step 3); returns one report per round. With
+    ``cache`` (a folder from ``open_cache``) it keeps its work there and takes up what is there."""
     imitate = cfg.imitate
     parts: list[Batch] = []
     reports = []
     for r in range(imitate.rounds):
         started = time.time()
+        keep = ChunkStore(cache, r) if cache is not None else None
+        done = keep.fitted() if keep is not None else None
         student = None if r == 0 else NumpyPolicy.from_sb3(model.policy, metadata)
-        parts.append(gather(cfg, student, imitate.games, cfg.seed + 1000 * r, imitate.workers))
+        parts.append(gather(cfg, student, imitate.games, cfg.seed + 1000 * r, imitate.workers, keep))
         data = Batch.concat(parts)
         who = "the teacher" if r == 0 else "the student"
         log(f"imitation round {r + 1}/{imitate.rounds}: {len(parts[-1])} positions played by {who} (explore {imitate.explore}), {len(data)} in all")
-        report = fit(model, data, cfg, log)
-        log(f"  agreement with {imitate.teacher} on held-out positions: {report['agreement']:.3f}")
-        reports.append(dict(report, round=r + 1, seconds=round(time.time() - started, 1)))
+        if done is not None:
+            state, report = done
+            model.policy.load_state_dict(state)
+            log(f"  fitted before this run was stopped: agreement {report['agreement']:.3f} (from {cache})")
+        else:
+            report = dict(fit(model, data, cfg, log), round=r + 1, seconds=round(time.time() - started, 1))
+            log(f"  agreement with {imitate.teacher} on held-out positions: {report['agreement']:.3f}")
+            if keep is not None:
+                keep.save_fit(model.policy.state_dict(), report)
+        reports.append(report)
     return reports

@@ -1,9 +1,11 @@
 """Self-play training of MaskablePPO on All Fives, from a typed config. Reads top to bottom.
 
 0. checks that need no writing: the device, and for a resume the run's saved config (a resume
-may change only ``config.RESUMABLE``) and the latest checkpoint;  1. the run directory and the
+may change only ``config.RESUMABLE``) and the latest checkpoint (a run stopped in its warm start,
+before any checkpoint, takes it up from ``RUN/imitation``);  1. the run directory and the
 resolved config;  2. the environments (the learner's seat against agents drawn from the opponent
-pool);  3. the model, new or resumed from the latest checkpoint;  4. callbacks: snapshots into the
+pool);  3. the model, new or resumed from the latest checkpoint (a new one with a teacher is warm
+started first: train/imitate.py);  4. callbacks: snapshots into the
 pool, evaluation, checkpoints;  5. learning;  6. the final evaluation against the baselines,
 ``final.zip``, ``best.zip`` and ``card.json``.
 """
@@ -21,7 +23,7 @@ import numpy as np
 
 from allfives_env.observation import OBS_SIZES
 
-from .checkpoint import CheckpointError, atomic_write, check_model, latest_checkpoint, load_model, load_state, save_checkpoint, set_rng_state
+from .checkpoint import CHECKPOINT_DIR, LATEST, CheckpointError, atomic_write, check_model, latest_checkpoint, load_model, load_state, save_checkpoint, set_rng_state
 from .config import CONFIG_NAME, ConfigError, TrainConfig, load_config, resume_changes, resumed_run_config, saved_run_config, to_yaml
 from .envs import make_env_fn
 from .evaluate import final_evaluation
@@ -30,6 +32,8 @@ from .pool import OpponentPool
 #: the resolved config, saved in the run directory; a resume continues with it
 #: the warm start's report per round (train/imitate.py), when the config has a teacher
 IMITATION_NAME = "imitation.json"
+#: the warm start's work while it runs (train/imitate.py), for a resume if it is stopped
+IMITATION_CACHE = "imitation"
 
 
 def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = True) -> dict:
@@ -43,11 +47,18 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
     # 0. checks before anything is written --------------------------------------------------------
     run_dir = Path(run_dir)
     check_device(cfg.device)
+    cache = run_dir / IMITATION_CACHE
+    stopped = False
     if resume:
         resume_changes(saved_config(run_dir), cfg)
-        checkpoint = latest_checkpoint(run_dir)
-        state = load_state(checkpoint, run_dir)
-        check_model(checkpoint.model)
+        stopped = warm_start_stopped(run_dir)
+        if stopped:  # stopped before the first checkpoint: the warm start goes on from its cache
+            resume = False
+            print(f"resuming the warm start of {run_dir} from {cache}")
+        else:
+            checkpoint = latest_checkpoint(run_dir)
+            state = load_state(checkpoint, run_dir)
+            check_model(checkpoint.model)
 
     # 1. run directory, resolved config, seeds ---------------------------------------------------
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -84,11 +95,14 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
         else:
             model = new_model(cfg, env, run_dir / "tb")
             if cfg.imitate.teacher:
-                from .imitate import warm_start
+                from .imitate import open_cache, warm_start
 
-                reports = warm_start(model, cfg, metadata)
+                if cache.exists() and not stopped:
+                    shutil.rmtree(cache)  # a new run does not take up an old one's warm start
+                reports = warm_start(model, cfg, metadata, cache=open_cache(cache, cfg))
                 atomic_write(run_dir / IMITATION_NAME, (json.dumps(reports, indent=1) + "\n").encode())
                 save_checkpoint(run_dir, model, {"pool": pool.state(), "tracker": dict(tracker)})
+                shutil.rmtree(cache)  # the checkpoint holds the warm start now
 
         # 4. callbacks -----------------------------------------------------------------------------
         started = time.time()
@@ -217,11 +231,18 @@ def resume_config(run_dir, config_path=None, overrides=()) -> TrainConfig:
     return resumed_run_config(run_dir, load_config, config_path, overrides)
 
 
+def warm_start_stopped(run_dir) -> bool:
+    """Whether the run was stopped in its warm start: its cache is there and no checkpoint yet."""
+    run_dir = Path(run_dir)
+    return (run_dir / IMITATION_CACHE).is_dir() and not (run_dir / CHECKPOINT_DIR / LATEST).exists()
+
+
 def check_run_dir(run_dir, resume: bool) -> None:
     """A fresh run must not overwrite another; a resume needs a readable checkpoint state."""
     run_dir = Path(run_dir)
     if resume:
-        load_state(latest_checkpoint(run_dir), run_dir)
+        if not warm_start_stopped(run_dir):
+            load_state(latest_checkpoint(run_dir), run_dir)
     elif run_dir.exists() and any(run_dir.iterdir()):
         raise CheckpointError(f"run directory {run_dir} is not empty: pass --resume to continue it, or another --run-dir")
 
