@@ -14,7 +14,43 @@ from allfives_env.engine import Game
 from allfives_env.engine.tiles import mask_tiles, tiles_mask
 from allfives_env.lookahead import TILES_WITH_PIPS, allowed_mask, unseen_mask
 
-__all__ = ["TILES_WITH_PIPS", "allowed_mask", "unseen_mask", "sample_hidden", "determinize", "world_game"]
+__all__ = ["TILES_WITH_PIPS", "allowed_mask", "unseen_mask", "HiddenSampler", "sample_hidden", "determinizer", "determinize", "world_game"]
+
+
+class HiddenSampler:
+    """``sample_hidden`` for one view, its belief facts worked out once (a search samples hundreds
+    of worlds per decision): ``HiddenSampler(view)(rng)`` is ``sample_hidden(view, rng)``."""
+
+    __slots__ = ("seat", "hand", "n", "unseen", "counts", "order", "allow", "tries")
+
+    def __init__(self, view, tries: int = 30) -> None:
+        self.seat, self.hand, self.n, self.tries = view.seat, view.hand, view.rules.num_players, tries
+        self.unseen = unseen = unseen_mask(view)
+        self.counts = view.tile_counts
+        others = [s for s in range(self.n) if s != view.seat]
+        allow = {s: allowed_mask(view, s, unseen) for s in others}
+        self.order = sorted(others, key=lambda s: allow[s].bit_count() - self.counts[s])
+        self.allow = [allow.get(s, 0) for s in range(self.n)]
+
+    def __call__(self, rng: random.Random) -> tuple[list[int], list[int]]:
+        counts, allow, sample = self.counts, self.allow, rng.sample
+        for attempt in range(self.tries + 1):
+            strict = attempt < self.tries
+            hands = [0] * self.n
+            hands[self.seat] = self.hand
+            remaining = self.unseen
+            for s in self.order:
+                pool = mask_tiles(remaining & allow[s] if strict else remaining)
+                if len(pool) < counts[s]:
+                    break
+                chosen = tiles_mask(sample(pool, counts[s]))
+                hands[s] = chosen
+                remaining &= ~chosen
+            else:
+                boneyard = mask_tiles(remaining)
+                rng.shuffle(boneyard)
+                return hands, boneyard
+        raise ValueError("the view is inconsistent: its tile counts do not fit the unseen tiles")
 
 
 def sample_hidden(view, rng: random.Random, tries: int = 30) -> tuple[list[int], list[int]]:
@@ -24,35 +60,23 @@ def sample_hidden(view, rng: random.Random, tries: int = 30) -> tuple[list[int],
     if that dead-ends (rare), it retries, and after ``tries`` attempts ignores the known-missing
     pips rather than fail.
     """
-    n = view.rules.num_players
-    unseen = unseen_mask(view)
-    counts = view.tile_counts
-    others = [s for s in range(n) if s != view.seat]
-    allow = {s: allowed_mask(view, s, unseen) for s in others}
-    order = sorted(others, key=lambda s: allow[s].bit_count() - counts[s])
-    for attempt in range(tries + 1):
-        strict = attempt < tries
-        hands = [0] * n
-        hands[view.seat] = view.hand
-        remaining = unseen
-        for s in order:
-            pool = mask_tiles(remaining & allow[s] if strict else remaining)
-            if len(pool) < counts[s]:
-                break
-            chosen = tiles_mask(rng.sample(pool, counts[s]))
-            hands[s] = chosen
-            remaining &= ~chosen
-        else:
-            boneyard = mask_tiles(remaining)
-            rng.shuffle(boneyard)
-            return hands, boneyard
-    raise ValueError("the view is inconsistent: its tile counts do not fit the unseen tiles")
+    return HiddenSampler(view, tries)(rng)
+
+
+def determinizer(view, max_hands: int | None = 1):
+    """``determinize`` for one view: a function of ``rng`` giving a fresh possible world per call."""
+    sample = HiddenSampler(view)
+
+    def world(rng: random.Random) -> Game:
+        hands, boneyard = sample(rng)
+        return world_game(view, hands, boneyard, rng, max_hands)
+
+    return world
 
 
 def determinize(view, rng: random.Random, max_hands: int | None = 1) -> Game:
     """A ``Game`` at the view's position with hidden tiles sampled (the search's "possible world")."""
-    hands, boneyard = sample_hidden(view, rng)
-    return world_game(view, hands, boneyard, rng, max_hands)
+    return determinizer(view, max_hands)(rng)
 
 
 def world_game(view, hands: list[int], boneyard: list[int], rng: random.Random, max_hands: int | None = 1) -> Game:

@@ -43,20 +43,23 @@ from agents.tournament_stats import wilson_interval  # noqa: E402
 from allfives_env.engine import Game, Rules  # noqa: E402
 
 _TRUE_GAME: Game | None = None
-_UNIFORM = ismcts.determinize
+_UNIFORM = ismcts.determinizer
 
 
 def _seeing(see: str):
-    """A ``determinize`` for A's search that hands it the true world (``see`` says how much)."""
+    """A ``determinizer`` for A's search that hands it the true world (``see`` says how much)."""
 
-    def determinize(view, rng, max_hands=1):
-        game = _TRUE_GAME
-        boneyard = list(game.boneyard[game.draw_pos :])
-        if see == "hands":
-            rng.shuffle(boneyard)
-        return ismcts.world_game(view, list(game.hands), boneyard, rng, max_hands)
+    def determinizer(view, max_hands=1):
+        def world(rng):
+            game = _TRUE_GAME
+            boneyard = list(game.boneyard[game.draw_pos :])
+            if see == "hands":
+                rng.shuffle(boneyard)
+            return ismcts.world_game(view, list(game.hands), boneyard, rng, max_hands)
 
-    return determinize
+        return world
+
+    return determinizer
 
 
 def _expert_log_weights(eps: float):
@@ -94,7 +97,7 @@ def _play(task) -> float:
     seeing = _seeing(options["see"]) if options["see"] != "none" else _UNIFORM
     while not game.over:
         seat = game.current_player
-        ismcts.determinize = seeing if plan.seating[seat] == 0 else _UNIFORM
+        ismcts.determinizer = seeing if plan.seating[seat] == 0 else _UNIFORM
         game.step(agents[seat].act(game.view(seat)))
     if game.winner is None:
         return 0.5

@@ -102,9 +102,9 @@ def test_search_oracle_plays_a_match_and_hands_the_search_the_truth():
     game.step(game.legal_actions()[0])
     search_oracle._TRUE_GAME = game
     view = game.view(game.current_player)
-    seen = search_oracle._seeing("all")(view, random.Random(0))
+    seen = search_oracle._seeing("all")(view)(random.Random(0))
     assert seen.hands == game.hands and seen.boneyard[seen.draw_pos:] == game.boneyard[game.draw_pos:]
-    hands_only = search_oracle._seeing("hands")(view, random.Random(0))
+    hands_only = search_oracle._seeing("hands")(view)(random.Random(0))
     assert hands_only.hands == game.hands and sorted(hands_only.boneyard) == sorted(game.boneyard[game.draw_pos:])
 
 
