@@ -32,6 +32,16 @@ def test_a_ray_tournament_writes_the_results_of_local_workers(tmp_path):
     a, b = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("local", "ray"))
     assert without_timings(a) == without_timings(b) and b["games"] == 3 * 8
     assert (tmp_path / "local" / "games.jsonl").read_text() == (tmp_path / "ray" / "games.jsonl").read_text()
+    # a run stopped after 10 games goes on on Ray to the same results
+    (tmp_path / "resumed").mkdir()
+    kept = (tmp_path / "local" / "games.jsonl").read_text().splitlines(keepends=True)[:10]
+    (tmp_path / "resumed" / "games.jsonl").write_text("".join(kept))
+    resumed = run_cli(*common, "--ray", "--workers", "2", "--out", tmp_path / "resumed", "--resume", timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    c = json.loads((tmp_path / "resumed" / "results.json").read_text())
+    assert c["config"].pop("resumed_games") == 10 and a["config"].pop("resumed_games") == 0
+    assert without_timings(c) == without_timings(a)
+    assert (tmp_path / "resumed" / "games.jsonl").read_text() == (tmp_path / "local" / "games.jsonl").read_text()
 
 
 def _parent(pid: int) -> int:
