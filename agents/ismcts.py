@@ -50,7 +50,7 @@ from allfives_env.engine.layout import placements_points
 from allfives_env.engine.rewards import win_rewards, zero_sum
 
 from .base import Agent
-from .belief import determinizer, sample_hidden, world_game
+from .belief import HiddenSampler, determinizer, world_game
 from .expert import ExpertAgent
 from .greedy import greedy_action
 from .inference import DEFAULT_EPS, PlayEvidence
@@ -259,7 +259,8 @@ class ISMCTSAgent(Agent):
         if evidence is None or not len(evidence):
             world = determinizer(view)
             return lambda: world(rng)
-        pool = [sample_hidden(view, rng) for _ in range(self.worlds or self.iters)]
+        sample_world = HiddenSampler(view)  # the view's belief facts once, not once per world of the pool
+        pool = [sample_world(rng) for _ in range(self.worlds or self.iters)]
         logw = evidence.log_weights([hands for hands, _ in pool], self.policy, rng, self.btemp, self.beps)
         cumulative = np.cumsum(np.exp(logw - logw.max())).tolist()
         total = cumulative[-1]
