@@ -32,10 +32,12 @@ Options: ``iters`` (iterations per decision, default 200; reproducible for a see
 ``random`` or ``expert``), ``c`` (exploration constant, default 0.7), ``policy`` (none by default), ``cpuct``
 (default 1.0), ``temp`` (default 1.0), ``guide`` (``root``, the default, or ``tree``; needs
 ``policy``), ``belief`` (``uniform``, the default, or ``policy``; needs ``policy``), ``worlds``,
-``btemp`` (default 0.5), ``beps`` (the inference's ``eps``, default 0.02) and ``stop``
+``btemp`` (default 0.5), ``beps`` (the inference's ``eps``, default 0.02), ``stop``
 (``early``, the default: an ``iters`` search ends once its most visited move can no longer be
-overtaken, which plays the move of the whole search sooner; ``full``: every iteration). A decision
-with one legal move is played at once.
+overtaken, which plays the move of the whole search sooner; ``full``: every iteration) and
+``value`` (``points``, the default, as above; ``equity``: the change in the side's chance to win
+the game, from ``agents.equity``'s match equity table, two sides only). A decision with one legal
+move is played at once.
 """
 
 from __future__ import annotations
@@ -112,6 +114,39 @@ def side_values(game, root_scores: list[int]) -> list[float]:
     return [math.tanh(x / VALUE_SCALE) for x in zero_sum([a - b for a, b in zip(game.scores, root_scores)])]
 
 
+class _EquityValues:
+    """``value=equity``: a rollout's end is worth, per side, ``tanh(gain / scale)`` where ``gain`` is
+    the side's match equity (``agents.equity``) after the hand less that at the root, and ``scale``
+    half the equity that 40 points either way are worth at the root's scores: where the scores make
+    points matter little (or much) it counts them so, and at 0-0 it is about ``value=points``."""
+
+    def __init__(self, rules) -> None:
+        from .equity import EquityError, match_equity
+
+        try:
+            self.table = match_equity(rules)
+        except EquityError as exc:
+            raise ValueError(f"agent 'ismcts': option value=equity: {exc}") from None
+        self.rules = rules
+
+    def at(self, root_scores: list[int]):
+        equity = self.table.equity
+        a, b = root_scores
+        start = equity(a, b)
+        scale = max((equity(a + 40, b) - equity(a, b + 40)) / 2, 1e-3)
+
+        def values(game) -> list[float]:
+            x, y = game.scores
+            if game.winner is not None:
+                e = 1.0 if game.winner == 0 else 0.0
+            else:
+                e = equity(x, y)
+            v = math.tanh((e - start) / scale)
+            return [v, -v]
+
+        return values
+
+
 class ISMCTSAgent(Agent):
     """Information-set MCTS over sampled hidden hands; see the module docstring."""
 
@@ -133,11 +168,12 @@ class ISMCTSAgent(Agent):
         btemp: float = 0.5,
         beps: float = DEFAULT_EPS,
         stop: str = "early",
+        value: str = "points",
     ):
         super().__init__(seed)
         # the ranges are those of the registry (agents.registry.AGENTS); seconds=0 is the default: no time budget
         given = dict(
-            iters=iters, rollout=rollout, c=c, cpuct=cpuct, temp=temp, guide=guide, belief=belief, btemp=btemp, beps=beps, stop=stop
+            iters=iters, rollout=rollout, c=c, cpuct=cpuct, temp=temp, guide=guide, belief=belief, btemp=btemp, beps=beps, stop=stop, value=value
         )
         optional = {"seconds": seconds, "worlds": worlds}
         check_options("ismcts", dict(given, **{k: v for k, v in optional.items() if v != 0}))
@@ -153,12 +189,14 @@ class ISMCTSAgent(Agent):
         self.btemp = btemp
         self.beps = beps
         self.stop = stop
+        self.value = value
         self.iterations = 0  # run by the last search
         self._policy = _ROLLOUT_MOVES[rollout]
         if guide != "root" and not policy:
             raise ValueError(f"agent 'ismcts': option guide={guide} needs a network: policy=PATH")
         if belief != "uniform" and not policy:
             raise ValueError(f"agent 'ismcts': option belief={belief} needs a network: policy=PATH")
+        self._equity = None  # value=equity: the rules' match equity table, built at the first search
         self.policy = load_policy(policy) if policy else None
 
     def act(self, view) -> int:
@@ -193,6 +231,7 @@ class ISMCTSAgent(Agent):
         cpuct = self.cpuct
         side_of = view.rules.side_of
         root_scores = list(view.scores)
+        values_of = self._valuer(view)
         root = _Node(-1)
         policy = self._policy
         c = self.c
@@ -240,7 +279,7 @@ class ISMCTSAgent(Agent):
                 game.step(best)
             while not game.over:
                 game.step(policy(game, rng))
-            values = side_values(game, root_scores)
+            values = values_of(game)
             root.visits += 1
             for node in path:
                 node.visits += 1
@@ -249,6 +288,16 @@ class ISMCTSAgent(Agent):
                 break
         self.iterations = iteration
         return root
+
+    def _valuer(self, view):
+        """The function giving a finished rollout's value per side (``value=points``: ``side_values``;
+        ``value=equity``: ``equity_values``)."""
+        root_scores = list(view.scores)
+        if self.value == "points":
+            return lambda game: side_values(game, root_scores)
+        if self._equity is None or self._equity.rules != view.rules:
+            self._equity = _EquityValues(view.rules)
+        return self._equity.at(root_scores)
 
     def _world_sampler(self, view):
         """A function returning a fresh possible world per call: uniform among those the public

@@ -102,6 +102,7 @@ AGENTS: dict[str, AgentType] = {
             "btemp": Option(float, min=0, above=True),  # belief=policy: the model's softmax temperature
             "beps": Option(float, min=0, above=True, below=1),  # belief=policy: the chance kept for any move
             "stop": Option(str, choices=("early", "full")),  # early: once no other move can be visited most
+            "value": Option(str, choices=("points", "equity")),  # what a rollout's end is worth (agents.equity)
         },
     ),
     "ppo": AgentType("agents.policy:PPOAgent", "a trained policy (SB3 MaskablePPO zip or exported .npz)", takes_path=True),
