@@ -129,3 +129,38 @@ def test_paired_runs_compares_two_tournaments_on_the_same_deals(tmp_path):
     broken = subprocess.run([*script, tmp_path / "a", tmp_path / "b", "--agent-a", "greedy", "--agent-b", "random"],
                             capture_output=True, text=True, timeout=120)
     assert broken.returncode == 2 and "line 1: not a game record" in broken.stderr and "Traceback" not in broken.stderr
+
+
+def test_belief_draws_counts_worlds_and_the_true_world_keeps_every_earlier_turn():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "belief_draws.py"), "--players", "4", "--positions", "40", "--worlds", "5"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "sampled worlds break an earlier turn" in result.stdout
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from belief_draws import consistent, draw_constraints
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    from agents.expert import ExpertAgent
+    from allfives_env.engine import Game, Rules
+
+    expert, checked = ExpertAgent(), 0
+    for players in (2, 4):
+        for seed in range(8):
+            game = Game(Rules.make(num_players=players), seed=seed, max_hands=1)
+            while not game.over:
+                view = game.view(game.current_player)
+                facts = draw_constraints(view)
+                checked += len(facts)
+                assert consistent(game.hands, facts)  # what really happened never breaks them
+                # a world that hands a seat which drew or passed every unseen tile it could show does
+                wrong = list(game.hands)
+                for seat, shows, placed, kept in facts:
+                    if (wrong[seat] & shows).bit_count() <= kept and (shows & ~placed & ~game.layout.played).bit_count() > kept:
+                        wrong[seat] |= shows & ~game.layout.played & ~view.hand
+                        if (wrong[seat] | placed) & shows and ((wrong[seat] | placed) & shows).bit_count() > kept:
+                            assert not consistent(wrong, facts)
+                game.step(expert.act(view))
+    assert checked > 20
