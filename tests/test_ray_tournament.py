@@ -16,6 +16,8 @@ from allfives_env.engine import Rules
 
 TIMINGS = ("seconds", "games_per_s")
 
+pytestmark = pytest.mark.usefixtures("one_ray_at_a_time")
+
 
 def without_timings(results: dict) -> dict:
     return {k: v for k, v in results.items() if k not in TIMINGS}

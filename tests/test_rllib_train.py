@@ -12,6 +12,8 @@ from train.config import ConfigError
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "rllib_tiny.yaml"
 
+pytestmark = pytest.mark.usefixtures("one_ray_at_a_time")
+
 
 @pytest.mark.slow
 def test_train_resume_export_and_play_the_rllib_policy(tmp_path):
