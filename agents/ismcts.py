@@ -36,8 +36,10 @@ Options: ``iters`` (iterations per decision, default 200; reproducible for a see
 (``early``, the default: an ``iters`` search ends once its most visited move can no longer be
 overtaken, which plays the move of the whole search sooner; ``full``: every iteration) and
 ``value`` (``points``, the default, as above; ``equity``: the change in the side's chance to win
-the game, from ``agents.equity``'s match equity table, two sides only). A decision with one legal
-move is played at once.
+the game, from ``agents.equity``'s match equity table, two sides only), ``select`` (``puct``, the
+default, as above; ``bias``: the root is UCB with a progressive bias ``cpuct * P / (1 + n)`` that
+fades with a move's visits, every move tried once first; needs ``policy``). A decision with one
+legal move is played at once.
 """
 
 from __future__ import annotations
@@ -169,11 +171,12 @@ class ISMCTSAgent(Agent):
         beps: float = DEFAULT_EPS,
         stop: str = "early",
         value: str = "points",
+        select: str = "puct",
     ):
         super().__init__(seed)
         # the ranges are those of the registry (agents.registry.AGENTS); seconds=0 is the default: no time budget
         given = dict(
-            iters=iters, rollout=rollout, c=c, cpuct=cpuct, temp=temp, guide=guide, belief=belief, btemp=btemp, beps=beps, stop=stop, value=value
+            iters=iters, rollout=rollout, c=c, cpuct=cpuct, temp=temp, guide=guide, belief=belief, btemp=btemp, beps=beps, stop=stop, value=value, select=select
         )
         optional = {"seconds": seconds, "worlds": worlds}
         check_options("ismcts", dict(given, **{k: v for k, v in optional.items() if v != 0}))
@@ -190,12 +193,15 @@ class ISMCTSAgent(Agent):
         self.beps = beps
         self.stop = stop
         self.value = value
+        self.select = select
         self.iterations = 0  # run by the last search
         self._policy = _ROLLOUT_MOVES[rollout]
         if guide != "root" and not policy:
             raise ValueError(f"agent 'ismcts': option guide={guide} needs a network: policy=PATH")
         if belief != "uniform" and not policy:
             raise ValueError(f"agent 'ismcts': option belief={belief} needs a network: policy=PATH")
+        if select != "puct" and not policy:
+            raise ValueError(f"agent 'ismcts': option select={select} needs a network: policy=PATH")
         self._equity = None  # value=equity: the rules' match equity table, built at the first search
         self.policy = load_policy(policy) if policy else None
 
@@ -243,8 +249,10 @@ class ISMCTSAgent(Agent):
             game = sample()
             node = root
             path = []
-            if prior is not None:  # PUCT at the root: every root move is legal in every world
+            if prior is not None and self.select == "puct":  # every root move is legal in every world
                 node = _puct_step(root, prior, prior.__getitem__, cpuct * math.sqrt(root.visits + 1), game, path)
+            elif prior is not None:
+                node = _bias_step(root, prior, cpuct, c, game, path)
             while node is not None and not game.over:
                 actions = game.legal_actions()
                 player = game.current_player
@@ -343,6 +351,31 @@ def _puct_step(node: _Node, actions, prior, scale: float, game, path: list) -> _
     fresh = child is None
     if fresh:
         child = node.children[best] = _Node(game.current_player)
+    path.append(child)
+    game.step(best)
+    return None if fresh else child
+
+
+def _bias_step(root: _Node, prior: dict[int, float], weight: float, c: float, game, path: list) -> _Node | None:
+    """``select=bias`` at the root: every move once (the likeliest first), then the best
+    ``Q + c * sqrt(ln N / n) + weight * P / (1 + n)``: UCB with a progressive bias (Chaslot et al.,
+    2008) whose pull fades as a move's visits grow, so a large budget ends as plain UCB's would."""
+    children = root.children
+    untried = [a for a in prior if a not in children]
+    if untried:
+        best = max(untried, key=prior.__getitem__)
+    else:
+        log_n = math.log(root.visits)
+        best = max(
+            prior,
+            key=lambda a: children[a].total / children[a].visits
+            + c * math.sqrt(log_n / children[a].visits)
+            + weight * prior[a] / (1 + children[a].visits),
+        )
+    child = children.get(best)
+    fresh = child is None
+    if fresh:
+        child = children[best] = _Node(game.current_player)
     path.append(child)
     game.step(best)
     return None if fresh else child

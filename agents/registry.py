@@ -103,6 +103,7 @@ AGENTS: dict[str, AgentType] = {
             "beps": Option(float, min=0, above=True, below=1),  # belief=policy: the chance kept for any move
             "stop": Option(str, choices=("early", "full")),  # early: once no other move can be visited most
             "value": Option(str, choices=("points", "equity")),  # what a rollout's end is worth (agents.equity)
+            "select": Option(str, choices=("puct", "bias")),  # how the root uses the prior (policy=)
         },
     ),
     "ppo": AgentType("agents.policy:PPOAgent", "a trained policy (SB3 MaskablePPO zip or exported .npz)", takes_path=True),

@@ -52,7 +52,27 @@ def test_the_prior_steers_the_visits():
     assert sum(child.visits for child in root.children.values()) == 200
 
 
-@pytest.mark.parametrize("spec", [GUIDED, GUIDED + ",guide=tree"])
+def test_progressive_bias_tries_every_move_once_likeliest_first_then_fades():
+    view = max(views(Rules.make(num_players=2), games=2), key=lambda v: len(v.legal_actions))
+    k = len(view.legal_actions)
+    agent = make_agent(f"ismcts:iters={k},policy=allfives_2p,select=bias,stop=full", seed=2)
+    prior = agent.prior(view)
+    root = agent.search(view)
+    assert sorted(root.children) == sorted(prior) and all(child.visits == 1 for child in root.children.values())
+    # one iteration: the likeliest move, as PUCT's first step
+    assert make_agent("ismcts:iters=1,policy=allfives_2p,select=bias", seed=2).act(view) == max(prior, key=prior.get)
+    # with a huge weight the visits follow the prior, with none they follow the values: the prior is
+    # the only difference between the two searches, so the root's visits must differ
+    steered = make_agent("ismcts:iters=300,policy=allfives_2p,select=bias,cpuct=1000,stop=full", seed=2).search(view)
+    assert steered.children[max(prior, key=prior.get)].visits == max(c.visits for c in steered.children.values())
+    unbiased = make_agent("ismcts:iters=300,policy=allfives_2p,select=bias,cpuct=0,stop=full", seed=2).search(view)
+    assert sum(c.visits for c in unbiased.children.values()) == 300
+    assert [c.visits for c in unbiased.children.values()] != [c.visits for c in steered.children.values()]
+    with pytest.raises(ValueError, match="select=bias needs a network"):
+        make_agent("ismcts:select=bias")
+
+
+@pytest.mark.parametrize("spec", [GUIDED, GUIDED + ",guide=tree", GUIDED + ",select=bias"])
 def test_guided_search_is_deterministic_for_a_seed_and_legal(spec):
     rules = Rules.make(num_players=2)
     for view in views(rules, games=1, seed=4)[:8]:
@@ -107,7 +127,13 @@ def test_policy_files_of_a_spec_are_checked_and_made_absolute(tmp_path, monkeypa
 
 
 @pytest.mark.parametrize(
-    "spec", ["ismcts:iters=60,policy=allfives_2p", "ismcts:iters=60", "ismcts:iters=40,policy=allfives_2p,belief=policy,worlds=20"]
+    "spec",
+    [
+        "ismcts:iters=60,policy=allfives_2p",
+        "ismcts:iters=60",
+        "ismcts:iters=40,policy=allfives_2p,belief=policy,worlds=20",
+        "ismcts:iters=60,policy=allfives_2p,select=bias",
+    ],
 )
 def test_stopping_early_plays_the_move_of_the_whole_search_in_fewer_iterations(spec):
     # stop=early ends once the leader cannot be overtaken; started from the same seed, the iterations
