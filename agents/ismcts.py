@@ -346,13 +346,18 @@ def _decided(root: _Node, left: int) -> bool:
 def _puct_step(node: _Node, actions, prior, scale: float, game, path: list) -> _Node | None:
     """Play the action of ``actions`` with the best PUCT score (``prior(action)`` its probability)
     and add its child to ``path``: the child to walk on from, or ``None`` when it was just made."""
-    best = max(actions, key=lambda a: _puct(node.children.get(a), prior(a), scale))
-    child = node.children.get(best)
+    return _descend(node, max(actions, key=lambda a: _puct(node.children.get(a), prior(a), scale)), game, path)
+
+
+def _descend(node: _Node, action: int, game, path: list) -> _Node | None:
+    """Play ``action`` from ``node`` and add its child (made if new) to ``path``: the child to walk
+    on from, or ``None`` when it was just made."""
+    child = node.children.get(action)
     fresh = child is None
     if fresh:
-        child = node.children[best] = _Node(game.current_player)
+        child = node.children[action] = _Node(game.current_player)
     path.append(child)
-    game.step(best)
+    game.step(action)
     return None if fresh else child
 
 
@@ -372,13 +377,7 @@ def _bias_step(root: _Node, prior: dict[int, float], weight: float, c: float, ga
             + c * math.sqrt(log_n / children[a].visits)
             + weight * prior[a] / (1 + children[a].visits),
         )
-    child = children.get(best)
-    fresh = child is None
-    if fresh:
-        child = children[best] = _Node(game.current_player)
-    path.append(child)
-    game.step(best)
-    return None if fresh else child
+    return _descend(root, best, game, path)
 
 
 def _puct(child: _Node | None, p: float, scale: float) -> float:
