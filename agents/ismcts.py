@@ -63,6 +63,8 @@ from .registry import AGENTS, check_options, option_file
 
 #: the rollout policies: the ``rollout`` option's choices in ``agents.registry.AGENTS``
 ROLLOUTS = AGENTS["ismcts"].options["rollout"].choices
+# the options that use the network, with the one value each may take without it (no policy=)
+_WITHOUT_NETWORK = {"guide": "root", "belief": "uniform", "select": "puct"}
 
 
 class _Node:
@@ -196,12 +198,9 @@ class ISMCTSAgent(Agent):
         self.select = select
         self.iterations = 0  # run by the last search
         self._policy = _ROLLOUT_MOVES[rollout]
-        if guide != "root" and not policy:
-            raise ValueError(f"agent 'ismcts': option guide={guide} needs a network: policy=PATH")
-        if belief != "uniform" and not policy:
-            raise ValueError(f"agent 'ismcts': option belief={belief} needs a network: policy=PATH")
-        if select != "puct" and not policy:
-            raise ValueError(f"agent 'ismcts': option select={select} needs a network: policy=PATH")
+        for option, without_network in _WITHOUT_NETWORK.items():
+            if given[option] != without_network and not policy:
+                raise ValueError(f"agent 'ismcts': option {option}={given[option]} needs a network: policy=PATH")
         self._equity = None  # value=equity: the rules' match equity table, built at the first search
         self.policy = load_policy(policy) if policy else None
 
