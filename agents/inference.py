@@ -12,6 +12,8 @@ where ``hand_d`` is the seat's hand in that world when it chose (what it holds n
 played since, less what it drew since) and ``pi`` is the policy's softmax over the moves ``hand_d``
 allows, at temperature ``temp``. ``eps`` keeps a world the model finds unlikely from being ruled out:
 the model is not the player. Forced moves (one legal move, or the tile just drawn) carry no weight.
+A deterministic model of play (an agent such as ``expert``: ``agent_log_weights``) has ``pi`` 1 for
+its move and 0 for the others.
 
 The identity of a tile another seat drew and kept is hidden (the last tile of a draw is placed at
 once, and public); in each world every kept draw is given, at random, a tile that the seat holds
@@ -21,6 +23,7 @@ seat's view, the world's hands and the seed are used.
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
@@ -177,6 +180,15 @@ class PlayEvidence:
         e = np.exp(z)
         p = e[starts + np.array(chosen)] / np.add.reduceat(e, starts)
         np.add.at(out, np.array(world_of), np.log((1 - eps) * p + eps / sizes))
+        return out
+
+    def agent_log_weights(self, worlds: list[list[int]], agent, rng: random.Random, eps: float = DEFAULT_EPS) -> np.ndarray:
+        """``log_weights`` with a deterministic model of play (an ``Agent``, such as ``expert``):
+        ``pi`` is 1 for the move ``agent`` makes from the choice's view in that world, 0 for the others."""
+        out = np.zeros(len(worlds))
+        for w, c in self.choice_views(worlds, rng):
+            moves = len(c.view.legal_actions)
+            out[w] += math.log((1 - eps) * (agent.act(c.view) == c.action) + eps / moves)
         return out
 
 

@@ -25,14 +25,19 @@ With ``belief=policy`` the worlds are not uniform: a pool of ``worlds`` uniforml
 (default: ``iters``) is weighted by how likely the network, at temperature ``btemp``, finds every
 placement the other seats chose this hand in each of them (``agents.inference``), and each
 iteration draws its world's hands from the pool by weight (its boneyard order afresh). That is one
-batched network call per decision over all the pool's past choices.
+batched network call per decision over all the pool's past choices. ``belief=expert`` weighs the
+pool the same way with ``expert`` as the model of play (each choice is ``expert``'s move, or, with
+chance ``beps``, any legal move): an exact model of that one opponent, for measuring what inference
+is worth against it, and no network needed. ``bpolicy`` names another network as the model of
+play for ``belief=policy`` (one trained to imitate the players faced, ``configs/play_model_2p.yaml``),
+the prior staying ``policy``'s.
 
 Options: ``iters`` (iterations per decision, default 200; reproducible for a seed), ``seconds``
 (a time budget per decision instead, when > 0; not reproducible), ``rollout`` (``greedy``,
 ``random`` or ``expert``), ``c`` (exploration constant, default 0.7), ``policy`` (none by default), ``cpuct``
 (default 1.0), ``temp`` (default 1.0), ``guide`` (``root``, the default, or ``tree``; needs
-``policy``), ``belief`` (``uniform``, the default, or ``policy``; needs ``policy``), ``worlds``,
-``btemp`` (default 0.5), ``beps`` (the inference's ``eps``, default 0.02), ``stop``
+``policy``), ``belief`` (``uniform``, the default, ``policy``, which needs ``policy``, or ``expert``), ``worlds``,
+``bpolicy`` (default: ``policy``), ``btemp`` (default 0.5), ``beps`` (the inference's ``eps``, default 0.02), ``stop``
 (``early``, the default: an ``iters`` search ends once its most visited move can no longer be
 overtaken, which plays the move of the whole search sooner; ``full``: every iteration) and
 ``value`` (``points``, the default, as above; ``equity``: the change in the side's chance to win
@@ -63,8 +68,8 @@ from .registry import AGENTS, check_options, option_file
 
 #: the rollout policies: the ``rollout`` option's choices in ``agents.registry.AGENTS``
 ROLLOUTS = AGENTS["ismcts"].options["rollout"].choices
-# the options that use the network, with the one value each may take without it (no policy=)
-_WITHOUT_NETWORK = {"guide": "root", "belief": "uniform", "select": "puct"}
+# the options that use the network, with the values each may take without it (no policy=)
+_WITHOUT_NETWORK = {"guide": ("root",), "belief": ("uniform", "expert"), "select": ("puct",)}
 
 
 class _Node:
@@ -169,6 +174,7 @@ class ISMCTSAgent(Agent):
         guide: str = "root",
         belief: str = "uniform",
         worlds: int = 0,
+        bpolicy: str = "",
         btemp: float = 0.5,
         beps: float = DEFAULT_EPS,
         stop: str = "early",
@@ -199,10 +205,14 @@ class ISMCTSAgent(Agent):
         self.iterations = 0  # run by the last search
         self._policy = _ROLLOUT_MOVES[rollout]
         for option, without_network in _WITHOUT_NETWORK.items():
-            if given[option] != without_network and not policy:
+            if given[option] not in without_network and not policy:
                 raise ValueError(f"agent 'ismcts': option {option}={given[option]} needs a network: policy=PATH")
         self._equity = None  # value=equity: the rules' match equity table, built at the first search
         self.policy = load_policy(policy) if policy else None
+        if bpolicy and belief != "policy":
+            raise ValueError(f"agent 'ismcts': option bpolicy={bpolicy} is the model of play of belief=policy; belief is {belief}")
+        #: the network ``belief=policy`` weighs worlds with
+        self.play_model = load_policy(bpolicy) if bpolicy else self.policy
 
     def act(self, view) -> int:
         legal = view.legal_actions
@@ -308,16 +318,20 @@ class ISMCTSAgent(Agent):
 
     def _world_sampler(self, view):
         """A function returning a fresh possible world per call: uniform among those the public
-        facts allow, or with ``belief=policy`` drawn from a pool of them weighted by the other seats'
+        facts allow, or with ``belief=policy`` (or ``expert``) drawn from a pool of them weighted by the other seats'
         choices (``agents.inference``)."""
         rng = self.rng
-        evidence = PlayEvidence(view) if self.belief == "policy" else None
+        evidence = PlayEvidence(view) if self.belief != "uniform" else None
         if evidence is None or not len(evidence):
             world = determinizer(view)
             return lambda: world(rng)
         sample_world = HiddenSampler(view)  # the view's belief facts once, not once per world of the pool
         pool = [sample_world(rng) for _ in range(self.worlds or self.iters)]
-        logw = evidence.log_weights([hands for hands, _ in pool], self.policy, rng, self.btemp, self.beps)
+        worlds = [hands for hands, _ in pool]
+        if self.belief == "expert":
+            logw = evidence.agent_log_weights(worlds, _EXPERT, rng, self.beps)
+        else:
+            logw = evidence.log_weights(worlds, self.play_model, rng, self.btemp, self.beps)
         cumulative = np.cumsum(np.exp(logw - logw.max())).tolist()
         total = cumulative[-1]
 

@@ -53,11 +53,15 @@ class PolicyPlayersError(ValueError):
     """A policy asked to play a game for another number of players (or partnerships) than it was trained for."""
 
 
-def trained_rules(agent) -> Rules | None:
-    """The ``Rules`` a policy agent was trained on, from its file's metadata; ``None`` for agents
-    without a policy and policies that do not record them. ``PolicyFileError`` naming the agent
-    when the recorded rules are invalid."""
-    raw = getattr(getattr(agent, "policy", None), "rules", None)
+#: the attributes of an agent that may hold a network trained for some rules
+NETWORKS = ("policy", "play_model")
+
+
+def trained_rules(agent, network: str = "policy") -> Rules | None:
+    """The ``Rules`` a policy agent was trained on, from its file's metadata (``network``: the
+    agent's attribute holding it); ``None`` for agents without a policy and policies that do not
+    record them. ``PolicyFileError`` naming the agent when the recorded rules are invalid."""
+    raw = getattr(getattr(agent, network, None), "rules", None)
     if raw is None:
         return None
     try:
@@ -87,8 +91,10 @@ def check_trained_players(name: str, trained: Rules | None, rules: Rules, what: 
 def check_policy_players(agent, rules: Rules, what: str = "this game") -> None:
     """Refuse (``ValueError``) to seat a policy agent in a game of ``rules`` for another number of
     players or partnerships than it was trained for. Agents without a policy, and policies that do
-    not record their rules, pass. The server, ``allfives tournament`` and ``allfives play`` call this."""
-    check_trained_players(getattr(agent, "name", type(agent).__name__), trained_rules(agent), rules, what)
+    not record their rules, pass; so does a search's model of play (``ismcts:bpolicy=``). The server,
+    ``allfives tournament`` and ``allfives play`` call this."""
+    for network in NETWORKS:
+        check_trained_players(getattr(agent, "name", type(agent).__name__), trained_rules(agent, network), rules, what)
 
 
 class NumpyPolicy:

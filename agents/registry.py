@@ -97,8 +97,9 @@ AGENTS: dict[str, AgentType] = {
             "cpuct": Option(float, min=0),
             "temp": Option(float, min=0, above=True),
             "guide": Option(str, choices=("root", "tree")),
-            "belief": Option(str, choices=("uniform", "policy")),
+            "belief": Option(str, choices=("uniform", "policy", "expert")),
             "worlds": Option(int, min=1),  # belief=policy: the pool of worlds weighted (default: iters)
+            "bpolicy": Option(str, policy=True),  # belief=policy: the network modelling the other seats' play (default: policy)
             "btemp": Option(float, min=0, above=True),  # belief=policy: the model's softmax temperature
             "beps": Option(float, min=0, above=True, below=1),  # belief=policy: the chance kept for any move
             "stop": Option(str, choices=("early", "full")),  # early: once no other move can be visited most

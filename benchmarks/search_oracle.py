@@ -9,9 +9,8 @@ search may instead be handed the truth, to measure the ceiling that better infer
   (both with the default ``belief=uniform``: a ``belief=policy`` search samples its own pool)
 - ``--see none`` (default): the agent as it plays.
 
-``--model expert`` replaces the network that ``belief=policy`` weighs worlds with by an exact model
-of an ``expert`` opponent (its move gets ``1 - eps``, each other move ``eps / (moves - 1)``): how
-much inference from play could give if the opponent's policy were known. ``--value-scale`` changes
+An exact model of an ``expert`` opponent as the model of play is an agent option now
+(``belief=expert``, ``agents.ismcts``); the tournament plays it. ``--value-scale`` changes
 the hand value's scale, ``agents.ismcts.VALUE_SCALE`` (40). Games are those of ``allfives
 tournament`` for the same seed (``agents.tournament.make_schedule``): the same deals, seats swapped
 within each pair.
@@ -23,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import multiprocessing
 import sys
 import time
@@ -31,12 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 import agents.ismcts as ismcts  # noqa: E402
-from agents import inference  # noqa: E402
-from agents.expert import ExpertAgent  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
 from agents.tournament import make_schedule  # noqa: E402
 from agents.tournament_stats import wilson_interval  # noqa: E402
@@ -62,23 +57,8 @@ def _seeing(see: str):
     return determinizer
 
 
-def _expert_log_weights(eps: float):
-    expert = ExpertAgent()
-
-    def log_weights(self, worlds, policy, rng, temp=1.0, eps_unused=None):
-        out = np.zeros(len(worlds))
-        for w, c in self.choice_views(worlds, rng):
-            moves = len(c.view.legal_actions)
-            out[w] += math.log(1 - eps) if expert.act(c.view) == c.action else math.log(eps / (moves - 1))
-        return out
-
-    return log_weights
-
-
 def _setup(options: dict) -> None:
     threadpool_limits(1)
-    if options["model"] == "expert":
-        inference.PlayEvidence.log_weights = _expert_log_weights(options["eps"])
     if options["value_scale"]:
         ismcts.VALUE_SCALE = options["value_scale"]
 
@@ -110,8 +90,6 @@ def main(argv=None) -> int:
     parser.add_argument("a", help="agent A (an ismcts spec)")
     parser.add_argument("b", help="agent B")
     parser.add_argument("--see", choices=("none", "hands", "all"), default="none")
-    parser.add_argument("--model", choices=("policy", "expert"), default="policy", help="belief=policy's model of play")
-    parser.add_argument("--eps", type=float, default=0.05, help="--model expert: the chance of any other move")
     parser.add_argument("--value-scale", type=float, default=0.0, help="the hand value's tanh scale (default: the agent's 40)")
     parser.add_argument("--games", type=int, default=400)
     parser.add_argument("--seed", type=int, default=7)
@@ -127,13 +105,13 @@ def main(argv=None) -> int:
         shares = pool.map(_play, [(options, g) for g in range(games)], chunksize=4)
     wins = sum(shares)
     low, high = wilson_interval(wins, games)
-    report = dict(a=args.a, b=args.b, see=args.see, model=args.model, value_scale=args.value_scale or None,
+    report = dict(a=args.a, b=args.b, see=args.see, value_scale=args.value_scale or None,
                   games=games, a_wins=wins, a_win_rate=round(wins / games, 4), ci_low=round(low, 4), ci_high=round(high, 4),
                   seconds=round(time.perf_counter() - start, 1))
     if args.json:
         print(json.dumps(report))
     else:
-        print(f"{args.a} vs {args.b} (sees {args.see}, model {args.model}): {wins:g}/{games} = "
+        print(f"{args.a} vs {args.b} (sees {args.see}): {wins:g}/{games} = "
               f"{100 * wins / games:.1f}% [{100 * low:.1f}, {100 * high:.1f}] in {report['seconds']:.0f} s")
     return 0
 

@@ -163,3 +163,63 @@ def test_a_choice_view_encodes_each_worlds_hand_as_a_fresh_view_does(players):
             np.testing.assert_array_equal(policy.encode(choice.view), policy.encode(fresh))
             checked += 1
     assert checked > 50
+
+
+def test_an_exact_model_of_play_weighs_each_choice_by_whether_the_model_made_it():
+    expert, eps = ExpertAgent(), 0.05
+    view = _two_games_differing_in_hidden_tiles()[0].view(0)
+    evidence = PlayEvidence(view)
+    choice = evidence.choices[0]
+    worlds = [[view.hand, sum(1 << T(t) for t in hand)] for hand in (REST[:8], REST[8:16], REST[4:12])]
+    logw = evidence.agent_log_weights(worlds, expert, random.Random(0), eps)
+    for w, c in evidence.choice_views(worlds, random.Random(0)):
+        moves = len(c.view.legal_actions)
+        made = expert.act(c.view) == choice.action
+        assert logw[w] == pytest.approx(np.log((1 - eps) * made + eps / moves))
+
+
+def test_the_exact_model_puts_the_true_world_above_the_network():
+    policy, expert = load_policy("allfives_2p"), ExpertAgent()
+    rng = random.Random(1)
+    by_network, by_expert = [], []
+    for game, view, _ in _expert_positions(2, range(6), per_game=40):
+        evidence = PlayEvidence(view)
+        if len(view.legal_actions) < 2 or len(evidence) < 2:
+            continue
+        worlds = [sample_hidden(view, rng)[0] for _ in range(60)] + [list(game.hands)]
+        for out, logw in ((by_network, evidence.log_weights(worlds, policy, rng)), (by_expert, evidence.agent_log_weights(worlds, expert, rng))):
+            out.append(np.mean(logw[:-1] > logw[-1]) + 0.5 * np.mean(logw[:-1] == logw[-1]))
+    # these are expert games: the expert is the exact model of the player, and the true world is
+    # never ruled out by it (it made every choice), so fewer sampled worlds outweigh it
+    assert len(by_expert) > 40 and np.mean(by_expert) < np.mean(by_network) < 0.4
+
+
+def test_belief_expert_needs_no_network_and_never_sees_hidden_tiles():
+    choices = set()
+    for game in _two_games_differing_in_hidden_tiles():
+        for _ in range(2):
+            agent = make_agent("ismcts:iters=40,belief=expert,worlds=30", seed=5)
+            choices.add(agent.act(game.view(0)))
+    assert len(choices) == 1
+
+
+def test_bpolicy_is_the_model_of_play_and_the_prior_stays_policy():
+    view = _two_games_differing_in_hidden_tiles()[0].view(0)
+    plain = make_agent("ismcts:iters=20,policy=allfives_2p,belief=policy,worlds=20")
+    other = make_agent("ismcts:iters=20,policy=allfives_2p,belief=policy,worlds=20,bpolicy=allfives_3p")
+    assert plain.play_model is plain.policy and other.play_model is not other.policy
+    assert other.prior(view) == plain.prior(view)
+    worlds = [sample_hidden(view, random.Random(2))[0] for _ in range(20)]
+    evidence = PlayEvidence(view)
+    assert not np.array_equal(evidence.log_weights(worlds, plain.play_model, random.Random(3)), evidence.log_weights(worlds, other.play_model, random.Random(3)))
+    with pytest.raises(ValueError, match="bpolicy=allfives_2p is the model of play of belief=policy; belief is uniform"):
+        make_agent("ismcts:policy=allfives_2p,bpolicy=allfives_2p")
+
+
+def test_a_model_of_play_for_other_players_is_refused_where_policies_are():
+    from agents.policy import check_policy_players
+
+    agent = make_agent("ismcts:iters=20,policy=allfives_2p,belief=policy,bpolicy=allfives_4p")
+    with pytest.raises(ValueError, match="trained for 4 players in partnerships"):
+        check_policy_players(agent, Rules.make(num_players=2))
+    check_policy_players(make_agent("ismcts:iters=20,policy=allfives_2p,belief=policy,bpolicy=allfives_2p"), Rules.make(num_players=2))
