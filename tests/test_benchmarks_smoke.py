@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -164,3 +165,28 @@ def test_belief_draws_counts_worlds_and_the_true_world_keeps_every_earlier_turn(
                             assert not consistent(wrong, facts)
                 game.step(expert.act(view))
     assert checked > 20
+
+
+def test_belief_quality_scores_the_beliefs_and_knowing_the_hands_scores_zero():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "belief_quality.py"), "--positions", "8", "--beliefs", "uniform:20", "expert:20"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    rows = [line.split("|")[1:-1] for line in result.stdout.splitlines() if line.startswith(("| uniform", "| expert"))]
+    assert [r[0].strip() for r in rows] == ["uniform:20", "expert:20"]
+    assert all(0 < float(r[1]) < 0.5 and float(r[3]) <= 20 for r in rows)
+    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "belief_quality.py"), "--beliefs", "oracle:5"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "'oracle:5': expected MODEL:WORLDS" in bad.stderr
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from belief_quality import positions, tile_errors
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    from allfives_env.engine import Rules
+
+    for view, hands in positions(Rules.make(num_players=3), 5, 3):
+        brier, loss, count = tile_errors(view, hands, [hands], np.ones(1))  # a pool of the true world alone
+        assert count > 0 and brier < 1e-6 * count and loss < 1e-3 * count
+        wrong = [hands[s] if s == view.seat else 0 for s in range(3)]  # every other seat holding nothing
+        assert tile_errors(view, hands, [wrong], np.ones(1))[0] > 0.9 * sum(hands[s].bit_count() for s in range(3) if s != view.seat)
