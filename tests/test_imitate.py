@@ -225,3 +225,22 @@ def test_a_run_killed_in_its_warm_start_resumes_it(tmp_path):
     assert whole.returncode == 0, whole.stderr
     got, want = (json.loads((d / "imitation.json").read_text()) for d in (run_dir, whole_dir))
     assert [(r["positions"], r["agreement"]) for r in got] == [(r["positions"], r["agreement"]) for r in want] and kept
+
+
+def test_total_steps_0_is_behaviour_cloning_alone_and_needs_a_teacher(tmp_path):
+    from train.config import ConfigError
+
+    with pytest.raises(ConfigError, match="total_steps must be at least 1"):
+        load_config(TINY, ["total_steps=0"])
+    run_dir = tmp_path / "clone"
+    args = ["net.obs_version=2", "imitate.teacher=expert", "imitate.games=12", "imitate.rounds=1", "imitate.epochs=1", "total_steps=0"]
+    result = run_cli("train", "--config", TINY, "--run-dir", run_dir, "--no-progress", *args)
+    assert result.returncode == 0, result.stderr
+    card = json.loads((run_dir / "card.json").read_text())
+    assert card["steps"] == 0 and card["imitation"][0]["positions"] > 0
+    # the model is the cloned one: the warm start's checkpoint and the final model hold the same weights
+    from agents.policy import NumpyPolicy
+
+    final, cloned = NumpyPolicy.load(run_dir / "final.zip"), NumpyPolicy.load(run_dir / "checkpoints" / "step_0000000000.zip")
+    obs = np.random.default_rng(0).random((5, final.obs_size), dtype=np.float32)
+    np.testing.assert_array_equal(final.logits(obs), cloned.logits(obs))

@@ -342,7 +342,7 @@ def validate(config: TrainConfig) -> None:
     if not re.fullmatch(r"cpu|cuda|cuda:\d+|mps|auto", config.device):
         raise ConfigError(f"device: must be cpu, cuda, cuda:N, mps or auto, got {config.device!r}")
     checks = [
-        (config.total_steps >= 1, "total_steps must be at least 1"),
+        (config.total_steps >= 1 or (config.total_steps == 0 and bool(config.imitate.teacher)), "total_steps must be at least 1 (0 only with imitate.teacher: behaviour cloning alone)"),
         (config.n_envs >= 1, "n_envs must be at least 1"),
         (config.vec_env in ("subproc", "dummy", "batched"), "vec_env must be subproc, dummy or batched"),
         (config.env_workers >= 0, "env_workers must be 0 (the learner's process) or more"),
