@@ -33,7 +33,8 @@ def test_configs_in_the_repo_load():
             assert isinstance(load_rllib_config(path), RLlibConfig), path
             continue
         config = load_config(path)
-        assert isinstance(config, TrainConfig) and config.total_steps > 0, path
+        assert isinstance(config, TrainConfig), path
+        assert config.total_steps > 0 or (config.total_steps == 0 and config.imitate.teacher), path  # 0: cloning alone
 
 
 def test_a_search_teacher_is_given_as_overrides():
