@@ -29,6 +29,7 @@ from agents.belief import HiddenSampler, unseen_mask  # noqa: E402
 from agents.expert import ExpertAgent  # noqa: E402
 from agents.inference import DEFAULT_EPS, PlayEvidence  # noqa: E402
 from agents.ismcts import load_policy  # noqa: E402
+from agents.policy import check_trained_players  # noqa: E402
 from allfives_env.engine import Game  # noqa: E402
 from allfives_env.engine.rules import Rules  # noqa: E402
 from allfives_env.engine.tiles import mask_tiles  # noqa: E402
@@ -99,7 +100,7 @@ def tile_errors(view, hands: list[int], pool: list[list[int]], w: np.ndarray) ->
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--players", type=int, default=2, help="2-4 (4: partnerships)")
+    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2, help="4: partnerships")
     parser.add_argument("--positions", type=int, default=150)
     parser.add_argument("--beliefs", nargs="+", type=parse_belief, default=[("uniform", 100), ("policy", 100), ("expert", 100)])
     parser.add_argument("--policy", default="", help="the network of the policy rows (default: the shipped allfives_Np)")
@@ -107,8 +108,18 @@ def main(argv=None) -> int:
     parser.add_argument("--eps", type=float, default=DEFAULT_EPS)
     parser.add_argument("--seed", type=int, default=5)
     args = parser.parse_args(argv)
-    items = positions(Rules.make(num_players=args.players), args.positions, args.seed)
-    network = load_policy(args.policy or f"allfives_{args.players}p") if any(m == "policy" for m, _ in args.beliefs) else None
+    if args.positions < 1:
+        parser.error(f"--positions must be at least 1, got {args.positions}")
+    rules = Rules.make(num_players=args.players)
+    network = None
+    if any(m == "policy" for m, _ in args.beliefs):
+        name = args.policy or f"allfives_{args.players}p"
+        try:
+            network = load_policy(name)
+            check_trained_players(name, Rules.from_dict(network.rules) if network.rules else None, rules, "--players")
+        except ValueError as exc:  # PolicyFileError, PolicyPlayersError
+            parser.error(f"--policy: {exc}")
+    items = positions(rules, args.positions, args.seed)
     print(f"{args.players} players, {len(items)} positions (0 is knowing the hands)")
     print("| belief:worlds | Brier | log loss | mean effective worlds |\n|---|---|---|---|")
     for model, size in args.beliefs:

@@ -178,6 +178,10 @@ def test_belief_quality_scores_the_beliefs_and_knowing_the_hands_scores_zero():
     assert all(0 < float(r[1]) < 0.5 and float(r[3]) <= 20 for r in rows)
     bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "belief_quality.py"), "--beliefs", "oracle:5"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "'oracle:5': expected MODEL:WORLDS" in bad.stderr
+    for args, message in ((["--policy", "nowhere.zip"], "--policy: policy file not found: nowhere.zip"),
+                          (["--policy", "allfives_4p"], "--policy: the policy allfives_4p was trained for 4 players in partnerships")):
+        bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "belief_quality.py"), *args], capture_output=True, text=True, timeout=60)
+        assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
         from belief_quality import positions, tile_errors
