@@ -182,11 +182,14 @@ class PlayEvidence:
         np.add.at(out, np.array(world_of), np.log((1 - eps) * p + eps / sizes))
         return out
 
-    def agent_log_weights(self, worlds: list[list[int]], agent, rng: random.Random, eps: float = DEFAULT_EPS) -> np.ndarray:
+    def agent_log_weights(self, worlds: list[list[int]], agent, rng: random.Random, eps: float = DEFAULT_EPS, seats=None) -> np.ndarray:
         """``log_weights`` with a deterministic model of play (an ``Agent``, such as ``expert``):
-        ``pi`` is 1 for the move ``agent`` makes from the choice's view in that world, 0 for the others."""
+        ``pi`` is 1 for the move ``agent`` makes from the choice's view in that world, 0 for the others.
+        With ``seats``, only those seats' choices are weighed (the agent models them, not the others)."""
         out = np.zeros(len(worlds))
         for w, c in self.choice_views(worlds, rng):
+            if seats is not None and c.seat not in seats:
+                continue
             moves = len(c.view.legal_actions)
             out[w] += math.log((1 - eps) * (agent.act(c.view) == c.action) + eps / moves)
         return out

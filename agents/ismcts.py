@@ -27,24 +27,33 @@ placement the other seats chose this hand in each of them (``agents.inference``)
 iteration draws its world's hands from the pool by weight (its boneyard order afresh). That is one
 batched network call per decision over all the pool's past choices. ``belief=expert`` weighs the
 pool the same way with ``expert`` as the model of play (each choice is ``expert``'s move, or, with
-chance ``beps``, any legal move): an exact model of that one opponent, for measuring what inference
-is worth against it, and no network needed. ``bpolicy`` names another network as the model of
-play for ``belief=policy`` (one trained to imitate the players faced, ``configs/play_model_2p.yaml``),
-the prior staying ``policy``'s.
+chance ``beps``, any legal move) of the other sides' seats (a partner's choices carry no weight: it
+is not ``expert``): an exact model of that one opponent, for measuring what inference is worth
+against it, and no network needed. ``bpolicy`` names another network as the model of play for
+``belief=policy`` (one trained to imitate the players faced, ``configs/play_model_2p.yaml``), the
+prior staying ``policy``'s. ``bweights`` gives ``belief=expert`` other weights: a model of play
+fitted to a player's records (``agents.play_fit``, ``allfives fit-play``).
+
+With ``opp=model`` the search believes its model of play twice: the other sides' seats play it in
+the tree and in the rollouts (``expert``'s move with ``belief=expert``; with ``belief=policy`` a move
+drawn from the network's softmax at ``btemp``, one network call per such move), so the tree
+branches on its own side's moves only and the search plays the best reply to the modelled
+opponent (opponent modelling: strongest when the model is the opponent, wrong when it is not).
 
 Options: ``iters`` (iterations per decision, default 200; reproducible for a seed), ``seconds``
 (a time budget per decision instead, when > 0; not reproducible), ``rollout`` (``greedy``,
 ``random`` or ``expert``), ``c`` (exploration constant, default 0.7), ``policy`` (none by default), ``cpuct``
 (default 1.0), ``temp`` (default 1.0), ``guide`` (``root``, the default, or ``tree``; needs
 ``policy``), ``belief`` (``uniform``, the default, ``policy``, which needs ``policy``, or ``expert``), ``worlds``,
-``bpolicy`` (default: ``policy``), ``btemp`` (default 0.5), ``beps`` (the inference's ``eps``, default 0.02), ``stop``
+``bpolicy`` (default: ``policy``), ``bweights`` (default: ``expert``'s own), ``btemp`` (default 0.5), ``beps`` (the inference's ``eps``, default 0.02), ``stop``
 (``early``, the default: an ``iters`` search ends once its most visited move can no longer be
 overtaken, which plays the move of the whole search sooner; ``full``: every iteration) and
 ``value`` (``points``, the default, as above; ``equity``: the change in the side's chance to win
 the game, from ``agents.equity``'s match equity table, two sides only), ``select`` (``puct``, the
 default, as above; ``bias``: the root is UCB with a progressive bias ``cpuct * P / (1 + n)`` that
-fades with a move's visits, every move tried once first; needs ``policy``). A decision with one
-legal move is played at once.
+fades with a move's visits, every move tried once first; needs ``policy``), ``opp`` (``search``,
+the default: the other sides' moves are searched as the seat's own; ``model``: as above, needs
+``belief=policy`` or ``expert``). A decision with one legal move is played at once.
 """
 
 from __future__ import annotations
@@ -63,6 +72,7 @@ from .belief import HiddenSampler, determinizer, world_game
 from .expert import ExpertAgent
 from .greedy import greedy_action
 from .inference import DEFAULT_EPS, PlayEvidence
+from .play_fit import load_model
 from .policy import NumpyPolicy
 from .registry import AGENTS, check_options, option_file
 
@@ -100,12 +110,20 @@ def _random_move(game, rng) -> int:
 _EXPERT = ExpertAgent()
 
 
-def _expert_move(game, rng) -> int:
-    """``expert``'s move from the view of the seat to play (its belief is that seat's, not the world's)."""
-    legal = game.legal_actions()
-    if len(legal) == 1:
-        return legal[0]
-    return _EXPERT.act(game.view(game.current_player))
+def _agent_mover(agent):
+    """A rollout policy playing ``agent``'s move from the view of the seat to play (its belief is
+    that seat's, not the world's)."""
+
+    def move(game, rng) -> int:
+        legal = game.legal_actions()
+        if len(legal) == 1:
+            return legal[0]
+        return agent.act(game.view(game.current_player))
+
+    return move
+
+
+_expert_move = _agent_mover(_EXPERT)
 
 
 #: the rollout policy of each ``rollout`` option
@@ -175,16 +193,18 @@ class ISMCTSAgent(Agent):
         belief: str = "uniform",
         worlds: int = 0,
         bpolicy: str = "",
+        bweights: str = "",
         btemp: float = 0.5,
         beps: float = DEFAULT_EPS,
         stop: str = "early",
         value: str = "points",
         select: str = "puct",
+        opp: str = "search",
     ):
         super().__init__(seed)
         # the ranges are those of the registry (agents.registry.AGENTS); seconds=0 is the default: no time budget
         given = dict(
-            iters=iters, rollout=rollout, c=c, cpuct=cpuct, temp=temp, guide=guide, belief=belief, btemp=btemp, beps=beps, stop=stop, value=value, select=select
+            iters=iters, rollout=rollout, c=c, cpuct=cpuct, temp=temp, guide=guide, belief=belief, btemp=btemp, beps=beps, stop=stop, value=value, select=select, opp=opp
         )
         optional = {"seconds": seconds, "worlds": worlds}
         check_options("ismcts", dict(given, **{k: v for k, v in optional.items() if v != 0}))
@@ -202,6 +222,9 @@ class ISMCTSAgent(Agent):
         self.stop = stop
         self.value = value
         self.select = select
+        self.opp = opp
+        if opp == "model" and belief == "uniform":
+            raise ValueError("agent 'ismcts': option opp=model plays the other sides by the model of play of belief=policy or belief=expert; belief is uniform")
         self.iterations = 0  # run by the last search
         self._policy = _ROLLOUT_MOVES[rollout]
         for option, without_network in _WITHOUT_NETWORK.items():
@@ -213,6 +236,10 @@ class ISMCTSAgent(Agent):
             raise ValueError(f"agent 'ismcts': option bpolicy={bpolicy} is the model of play of belief=policy; belief is {belief}")
         #: the network ``belief=policy`` weighs worlds with
         self.play_model = load_policy(bpolicy) if bpolicy else self.policy
+        if bweights and belief != "expert":
+            raise ValueError(f"agent 'ismcts': option bweights={bweights} is the model of play of belief=expert; belief is {belief}")
+        #: the ``expert`` that ``belief=expert`` weighs worlds with (``bweights``: a fitted one, ``agents.play_fit``)
+        self.play_agent = load_model(bweights) if bweights else _EXPERT
 
     def act(self, view) -> int:
         legal = view.legal_actions
@@ -252,6 +279,8 @@ class ISMCTSAgent(Agent):
         c = self.c
         deadline = time.perf_counter() + self.seconds if self.seconds > 0 else None
         sample = self._world_sampler(view)
+        my_side = side_of[view.seat]
+        model_move = self._model_move() if self.opp == "model" else None
         iteration = 0
         while (iteration < self.iters) if deadline is None else (time.perf_counter() < deadline or iteration == 0):
             iteration += 1
@@ -263,9 +292,12 @@ class ISMCTSAgent(Agent):
             elif prior is not None:
                 node = _bias_step(root, prior, cpuct, c, game, path)
             while node is not None and not game.over:
-                actions = game.legal_actions()
                 player = game.current_player
                 children = node.children
+                if model_move is not None and side_of[player] != my_side:
+                    node = _follow(node, model_move(game, rng), game, path)  # the model's move: no choice to expand
+                    continue
+                actions = game.legal_actions()
                 if self.guide == "tree" and prior is not None and node.visits > 0 and len(actions) > 1:
                     if node.prior is None:
                         node.prior = self.prior(game.view(player))
@@ -294,8 +326,12 @@ class ISMCTSAgent(Agent):
                 node = children[best]
                 path.append(node)
                 game.step(best)
-            while not game.over:
-                game.step(policy(game, rng))
+            if model_move is None:
+                while not game.over:
+                    game.step(policy(game, rng))
+            else:
+                while not game.over:
+                    game.step((policy if side_of[game.current_player] == my_side else model_move)(game, rng))
             values = values_of(game)
             root.visits += 1
             for node in path:
@@ -305,6 +341,24 @@ class ISMCTSAgent(Agent):
                 break
         self.iterations = iteration
         return root
+
+    def _model_move(self):
+        """``opp=model``: the move of a seat of another side, by the model of play of the belief
+        (``expert``'s, or a move drawn from the network's softmax at ``btemp``), from that seat's view
+        in the world."""
+        if self.belief == "expert":
+            return _agent_mover(self.play_agent)
+        network, temp = self.play_model, self.btemp
+
+        def move(game, rng) -> int:
+            legal = game.legal_actions()
+            if len(legal) == 1:
+                return legal[0]
+            z = np.asarray(network.logits(network.encode(game.view(game.current_player))), np.float64)[legal] / temp
+            p = np.exp(z - z.max())
+            return legal[min(bisect.bisect_right(np.cumsum(p).tolist(), rng.random() * p.sum()), len(legal) - 1)]
+
+        return move
 
     def _valuer(self, view):
         """The function giving a finished rollout's value per side (``value=points``: ``side_values``;
@@ -329,7 +383,9 @@ class ISMCTSAgent(Agent):
         pool = [sample_world(rng) for _ in range(self.worlds or self.iters)]
         worlds = [hands for hands, _ in pool]
         if self.belief == "expert":
-            logw = evidence.agent_log_weights(worlds, _EXPERT, rng, self.beps)
+            side_of = view.rules.side_of
+            opponents = {s for s in range(view.rules.num_players) if side_of[s] != side_of[view.seat]}
+            logw = evidence.agent_log_weights(worlds, self.play_agent, rng, self.beps, opponents)
         else:
             logw = evidence.log_weights(worlds, self.play_model, rng, self.btemp, self.beps)
         cumulative = np.cumsum(np.exp(logw - logw.max())).tolist()
@@ -365,13 +421,19 @@ def _puct_step(node: _Node, actions, prior, scale: float, game, path: list) -> _
 def _descend(node: _Node, action: int, game, path: list) -> _Node | None:
     """Play ``action`` from ``node`` and add its child (made if new) to ``path``: the child to walk
     on from, or ``None`` when it was just made."""
+    fresh = action not in node.children
+    child = _follow(node, action, game, path)
+    return None if fresh else child
+
+
+def _follow(node: _Node, action: int, game, path: list) -> _Node:
+    """Play ``action`` from ``node`` and add its child (made if new) to ``path``: the child."""
     child = node.children.get(action)
-    fresh = child is None
-    if fresh:
+    if child is None:
         child = node.children[action] = _Node(game.current_player)
     path.append(child)
     game.step(action)
-    return None if fresh else child
+    return child
 
 
 def _bias_step(root: _Node, prior: dict[int, float], weight: float, c: float, game, path: list) -> _Node | None:

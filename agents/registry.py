@@ -100,11 +100,13 @@ AGENTS: dict[str, AgentType] = {
             "belief": Option(str, choices=("uniform", "policy", "expert")),
             "worlds": Option(int, min=1),  # belief=policy: the pool of worlds weighted (default: iters)
             "bpolicy": Option(str, policy=True),  # belief=policy: the network modelling the other seats' play (default: policy)
+            "bweights": Option(str, policy=True),  # belief=expert: a play model file (agents.play_fit) for expert's weights
             "btemp": Option(float, min=0, above=True),  # belief=policy: the model's softmax temperature
             "beps": Option(float, min=0, above=True, below=1),  # belief=policy: the chance kept for any move
             "stop": Option(str, choices=("early", "full")),  # early: once no other move can be visited most
             "value": Option(str, choices=("points", "equity")),  # what a rollout's end is worth (agents.equity)
             "select": Option(str, choices=("puct", "bias")),  # how the root uses the prior (policy=)
+            "opp": Option(str, choices=("search", "model")),  # model: the other sides play the belief's model of play
         },
     ),
     "ppo": AgentType("agents.policy:PPOAgent", "a trained policy (SB3 MaskablePPO zip or exported .npz)", takes_path=True),
