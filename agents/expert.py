@@ -61,17 +61,8 @@ class ExpertAgent(Agent):
     def scores(self, view) -> list[float]:
         """The score of every legal move, in ``view.legal_actions`` order."""
         w = self.weights
-        rules = view.rules
-        my_side = rules.side_of[view.seat]
-        ctx = context(view)
-        unseen_count = ctx.unseen.bit_count()
-        counts = view.tile_counts
-        opponents = [s for s in range(rules.num_players) if rules.side_of[s] != my_side]
-        heavy = w["heavy"] / (1 + min(counts[s] for s in opponents))
-        target_left = rules.target_score - view.scores[my_side]
-        # opponents' expected pips if the hand ended now (unseen pips spread evenly)
-        pips_per_unseen = mask_pips(ctx.unseen) / unseen_count if unseen_count else 0.0
-        opp_tiles = sum(counts[s] for s in opponents)
+        ctx, fewest, target_left, pips_per_unseen, opp_tiles = _situation(view)
+        heavy = w["heavy"] / (1 + fewest)
         out = []
         for f in move_facts(view, ctx):
             score = w["points"] * f.points
@@ -91,3 +82,43 @@ class ExpertAgent(Agent):
                 score += w["double"]
             out.append(score)
         return out
+
+    def terms(self, view) -> tuple[list[float], list[list[float]]]:
+        """``scores`` taken apart, for fitting the weights to a player's choices (``agents.play_fit``):
+        per legal move, the part no weight scales (+1000 for reaching the target) and each term's
+        value in ``DEFAULT_WEIGHTS``' order, so that a move's score is the part plus the terms'
+        values times the weights (up to rounding; ``tests/test_play_fit.py`` checks it)."""
+        ctx, fewest, target_left, pips_per_unseen, opp_tiles = _situation(view)
+        heavy = 1.0 / (1 + fewest)
+        fixed, rows = [], []
+        for f in move_facts(view, ctx):
+            fixed.append(1000.0 if f.points and f.points >= target_left else 0.0)
+            if f.out:
+                rows.append([f.points, 0.0, 0.0, pips_per_unseen * opp_tiles, 0.0, 0.0, 0.0, 0.0])
+                continue
+            rows.append([
+                f.points,
+                -f.threat if ctx.next_model is not None else 0.0,
+                f.partner if ctx.partner_model is not None else 0.0,
+                0.0,
+                -heavy * f.pips_left,
+                f.variety,
+                f.mobility,
+                1.0 if f.double else 0.0,
+            ])
+        return fixed, rows
+
+
+def _situation(view):
+    """What ``scores`` and ``terms`` read from the view besides the moves: the lookahead context, the
+    fewest tiles any opponent holds, the points the side still needs, the pips per unseen tile and
+    the opponents' tiles (their product: the pips they are expected to hold if the hand ended now)."""
+    rules = view.rules
+    my_side = rules.side_of[view.seat]
+    ctx = context(view)
+    unseen_count = ctx.unseen.bit_count()
+    counts = view.tile_counts
+    opponents = [s for s in range(rules.num_players) if rules.side_of[s] != my_side]
+    pips_per_unseen = mask_pips(ctx.unseen) / unseen_count if unseen_count else 0.0
+    opp_tiles = sum(counts[s] for s in opponents)
+    return ctx, min(counts[s] for s in opponents), rules.target_score - view.scores[my_side], pips_per_unseen, opp_tiles

@@ -13,6 +13,7 @@ COMMANDS = {
     "simulate": "allfives.cli.simulate",
     "replay": "allfives.cli.replay",
     "analyze": "allfives.cli.analyze",
+    "fit-play": "allfives.cli.fit_play",
     "play": "allfives.cli.play",
     "tournament": "allfives.cli.tournament",
     "train": "allfives.cli.train",

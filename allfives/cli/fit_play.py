@@ -1,0 +1,61 @@
+"""``allfives fit-play``: fit a model of a player's play to its game records (``agents.play_fit``)."""
+
+from __future__ import annotations
+
+from .common import CLIError, print_json_line
+
+
+def add_parser(sub, name: str) -> None:
+    p = sub.add_parser(name, help="fit expert's weights to a player's recorded choices: a model of its play for ismcts:belief=expert,bweights=FILE")
+    p.add_argument("files", nargs="+", metavar="RECORDS", help="allfives-record/1 files (a tournament's games.jsonl) in which the player played")
+    p.add_argument("--player", required=True, help="the player's name in the records' players field (an agent spec, as the tournament writes it)")
+    p.add_argument("--out", required=True, metavar="FILE", help="the play model file to write (JSON)")
+    p.add_argument("--holdout", type=float, default=0.2, help="the share of choices kept out of the fit to measure it (0 to 0.9, default 0.2)")
+    p.add_argument("--l2", type=float, default=1e-4, help="the L2 penalty per choice (default 1e-4)")
+    p.add_argument("--seed", type=int, default=0, help="the seed of the held-out split")
+    p.add_argument("--json", action="store_true", help="print the model and its figures as one JSON object")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from agents.expert import DEFAULT_WEIGHTS
+    from agents.play_fit import PlayModelError, agreement, fit, read_choices, save_model
+    from allfives_env.engine.errors import RecordError
+
+    if not 0 <= args.holdout <= 0.9:
+        raise CLIError(f"--holdout must be between 0 and 0.9, got {args.holdout}")
+    if not args.l2 > 0:
+        raise CLIError(f"--l2 must be positive, got {args.l2}")
+    try:
+        choices = read_choices(args.files, args.player)
+        train, held = choices.split(args.holdout, args.seed) if args.holdout > 0 else (choices, None)
+        if not train or (held is not None and not held):
+            raise CLIError(f"{len(choices)} choices are too few to hold {args.holdout:g} of them out; lower --holdout")
+        weights = fit(train, args.l2)
+    except (RecordError, PlayModelError) as exc:
+        raise CLIError(str(exc)) from None
+    facts = {
+        "player": args.player,
+        "records": list(args.files),
+        "games": choices.games,
+        "choices": len(choices),
+        "fitted_on": len(train),
+        "held_out": len(held) if held is not None else 0,
+        "agreement": agreement(held, weights) if held is not None else None,
+        "expert_agreement": agreement(held, DEFAULT_WEIGHTS) if held is not None else None,
+    }
+    try:
+        save_model(args.out, weights, **facts)
+    except OSError as exc:
+        raise CLIError(f"cannot write {args.out}: {exc.strerror}") from None
+    if args.json:
+        print_json_line({"weights": weights, **facts, "out": args.out})
+        return 0
+    print(f"{args.player}: {len(choices)} choices between two or more moves in {choices.games} games; fitted on {len(train)}")
+    for key, value in weights.items():
+        print(f"  {key:9} {value:8.3f}   (expert {DEFAULT_WEIGHTS[key]:g})")
+    if held is not None:
+        print(f"held-out choices: {len(held)}; the fitted model's best move is the one chosen in {facts['agreement']:.1%} "
+              f"(expert's own weights: {facts['expert_agreement']:.1%})")
+    print(f"wrote {args.out}: use it as ismcts:belief=expert,bweights={args.out}[,opp=model]")
+    return 0
