@@ -149,11 +149,14 @@ class PlayEvidence:
             out.append(hand)
         return out
 
-    def choice_views(self, worlds: list[list[int]], rng: random.Random):
+    def choice_views(self, worlds: list[list[int]], rng: random.Random, seats=None):
         """``(world index, choice)`` for every choice that had two or more moves in that world, its
-        ``view`` holding the world's hand and legal moves then (until the next item is made)."""
+        ``view`` holding the world's hand and legal moves then (until the next item is made); with
+        ``seats``, the choices of those seats only."""
         for w, hands in enumerate(worlds):
             for c, hand in zip(self.choices, self.hands_at(hands, rng)):
+                if seats is not None and c.seat not in seats:
+                    continue
                 legal = c.view._layout.actions_for(hand)
                 if len(legal) >= 2:
                     c.view.hand = hand
@@ -187,9 +190,7 @@ class PlayEvidence:
         ``pi`` is 1 for the move ``agent`` makes from the choice's view in that world, 0 for the others.
         With ``seats``, only those seats' choices are weighed (the agent models them, not the others)."""
         out = np.zeros(len(worlds))
-        for w, c in self.choice_views(worlds, rng):
-            if seats is not None and c.seat not in seats:
-                continue
+        for w, c in self.choice_views(worlds, rng, seats):
             moves = len(c.view.legal_actions)
             out[w] += math.log((1 - eps) * (agent.act(c.view) == c.action) + eps / moves)
         return out

@@ -257,8 +257,7 @@ class ISMCTSAgent(Agent):
         if self.policy is None:
             return None
         legal = view.legal_actions
-        logits = np.asarray(self.policy.logits(self.policy.encode(view)), np.float64)[legal] / self.temp
-        p = np.exp(logits - logits.max())
+        p = _softmax_weights(self.policy, view, legal, self.temp)
         return dict(zip(legal, (p / p.sum()).tolist()))
 
     def search(self, view, decide: bool = False) -> _Node:
@@ -354,9 +353,8 @@ class ISMCTSAgent(Agent):
             legal = game.legal_actions()
             if len(legal) == 1:
                 return legal[0]
-            z = np.asarray(network.logits(network.encode(game.view(game.current_player))), np.float64)[legal] / temp
-            p = np.exp(z - z.max())
-            return legal[min(bisect.bisect_right(np.cumsum(p).tolist(), rng.random() * p.sum()), len(legal) - 1)]
+            p = _softmax_weights(network, game.view(game.current_player), legal, temp)
+            return legal[_draw(np.cumsum(p).tolist(), p.sum(), rng)]
 
         return move
 
@@ -392,12 +390,23 @@ class ISMCTSAgent(Agent):
         total = cumulative[-1]
 
         def sample():
-            hands, boneyard = pool[min(bisect.bisect_right(cumulative, rng.random() * total), len(pool) - 1)]
+            hands, boneyard = pool[_draw(cumulative, total, rng)]
             boneyard = boneyard[:]
             rng.shuffle(boneyard)
             return world_game(view, hands, boneyard, rng)
 
         return sample
+
+
+def _softmax_weights(network, view, legal: list[int], temp: float) -> np.ndarray:
+    """The network's softmax over ``legal`` at ``temp``, not yet normalised (``exp`` of the logits less their top)."""
+    logits = np.asarray(network.logits(network.encode(view)), np.float64)[legal] / temp
+    return np.exp(logits - logits.max())
+
+
+def _draw(cumulative: list[float], total: float, rng) -> int:
+    """An index drawn with chances given by the running sums ``cumulative`` (of ``total`` in all)."""
+    return min(bisect.bisect_right(cumulative, rng.random() * total), len(cumulative) - 1)
 
 
 def _decided(root: _Node, left: int) -> bool:
