@@ -149,19 +149,30 @@ class PlayEvidence:
             out.append(hand)
         return out
 
+    def choice_hands(self, worlds: list[list[int]], rng: random.Random, seats=None):
+        """``(world index, choice index, choice, hand then)`` for every choice in every world (with
+        ``seats``, the choices of those seats only)."""
+        choices = self.choices
+        for w, hands in enumerate(worlds):
+            for i, hand in enumerate(self.hands_at(hands, rng)):
+                c = choices[i]
+                if seats is None or c.seat in seats:
+                    yield w, i, c, hand
+
+    def _with_hand(self, c: _Choice, hand: int) -> bool:
+        """Give choice ``c``'s view ``hand`` and the moves it allows; whether there were two or more."""
+        legal = c.view._layout.actions_for(hand)
+        c.view.hand = hand
+        c.view.legal_actions = legal
+        return len(legal) >= 2
+
     def choice_views(self, worlds: list[list[int]], rng: random.Random, seats=None):
         """``(world index, choice)`` for every choice that had two or more moves in that world, its
         ``view`` holding the world's hand and legal moves then (until the next item is made); with
         ``seats``, the choices of those seats only."""
-        for w, hands in enumerate(worlds):
-            for c, hand in zip(self.choices, self.hands_at(hands, rng)):
-                if seats is not None and c.seat not in seats:
-                    continue
-                legal = c.view._layout.actions_for(hand)
-                if len(legal) >= 2:
-                    c.view.hand = hand
-                    c.view.legal_actions = legal
-                    yield w, c
+        for w, _, c, hand in self.choice_hands(worlds, rng, seats):
+            if self._with_hand(c, hand):
+                yield w, c
 
     def log_weights(self, worlds: list[list[int]], policy, rng: random.Random, temp: float = 1.0, eps: float = DEFAULT_EPS) -> np.ndarray:
         """Per world (its hands, tile masks by seat), the log of its weight: a sum over the choices."""
@@ -190,9 +201,15 @@ class PlayEvidence:
         ``pi`` is 1 for the move ``agent`` makes from the choice's view in that world, 0 for the others.
         With ``seats``, only those seats' choices are weighed (the agent models them, not the others)."""
         out = np.zeros(len(worlds))
-        for w, c in self.choice_views(worlds, rng, seats):
-            moves = len(c.view.legal_actions)
-            out[w] += math.log((1 - eps) * (agent.act(c.view) == c.action) + eps / moves)
+        terms: dict[tuple[int, int], float] = {}  # (choice, hand then): the agent sees nothing else that differs between worlds
+        for w, i, c, hand in self.choice_hands(worlds, rng, seats):
+            term = terms.get((i, hand))
+            if term is None:
+                term = 0.0  # a forced move says nothing
+                if self._with_hand(c, hand):
+                    term = math.log((1 - eps) * (agent.act(c.view) == c.action) + eps / len(c.view.legal_actions))
+                terms[i, hand] = term
+            out[w] += term
         return out
 
 

@@ -39,6 +39,7 @@ the tree and in the rollouts (``expert``'s move with ``belief=expert``; with ``b
 drawn from the network's softmax at ``btemp``, one network call per such move), so the tree
 branches on its own side's moves only and the search plays the best reply to the modelled
 opponent (opponent modelling: strongest when the model is the opponent, wrong when it is not).
+With ``opp=all`` a partner plays the model too, so the tree branches on the seat's own moves only.
 
 Options: ``iters`` (iterations per decision, default 200; reproducible for a seed), ``seconds``
 (a time budget per decision instead, when > 0; not reproducible), ``rollout`` (``greedy``,
@@ -53,7 +54,7 @@ the game, from ``agents.equity``'s match equity table, two sides only), ``select
 default, as above; ``bias``: the root is UCB with a progressive bias ``cpuct * P / (1 + n)`` that
 fades with a move's visits, every move tried once first; needs ``policy``), ``opp`` (``search``,
 the default: the other sides' moves are searched as the seat's own; ``model``: as above, needs
-``belief=policy`` or ``expert``). A decision with one legal move is played at once.
+``belief=policy`` or ``expert``; ``all``: a partner too). A decision with one legal move is played at once.
 """
 
 from __future__ import annotations
@@ -223,8 +224,8 @@ class ISMCTSAgent(Agent):
         self.value = value
         self.select = select
         self.opp = opp
-        if opp == "model" and belief == "uniform":
-            raise ValueError("agent 'ismcts': option opp=model plays the other sides by the model of play of belief=policy or belief=expert; belief is uniform")
+        if opp != "search" and belief == "uniform":
+            raise ValueError(f"agent 'ismcts': option opp={opp} plays the other seats by the model of play of belief=policy or belief=expert; belief is uniform")
         self.iterations = 0  # run by the last search
         self._policy = _ROLLOUT_MOVES[rollout]
         for option, without_network in _WITHOUT_NETWORK.items():
@@ -279,7 +280,9 @@ class ISMCTSAgent(Agent):
         deadline = time.perf_counter() + self.seconds if self.seconds > 0 else None
         sample = self._world_sampler(view)
         my_side = side_of[view.seat]
-        model_move = self._model_move() if self.opp == "model" else None
+        model_move = self._model_move() if self.opp != "search" else None
+        # the seats whose moves the model plays: the other sides' (opp=model), or every seat but this one (opp=all)
+        modelled = [(side_of[s] != my_side) if self.opp == "model" else (s != view.seat) for s in range(view.rules.num_players)]
         iteration = 0
         while (iteration < self.iters) if deadline is None else (time.perf_counter() < deadline or iteration == 0):
             iteration += 1
@@ -293,7 +296,7 @@ class ISMCTSAgent(Agent):
             while node is not None and not game.over:
                 player = game.current_player
                 children = node.children
-                if model_move is not None and side_of[player] != my_side:
+                if model_move is not None and modelled[player]:
                     node = _follow(node, model_move(game, rng), game, path)  # the model's move: no choice to expand
                     continue
                 actions = game.legal_actions()
@@ -330,7 +333,7 @@ class ISMCTSAgent(Agent):
                     game.step(policy(game, rng))
             else:
                 while not game.over:
-                    game.step((policy if side_of[game.current_player] == my_side else model_move)(game, rng))
+                    game.step((model_move if modelled[game.current_player] else policy)(game, rng))
             values = values_of(game)
             root.visits += 1
             for node in path:
@@ -342,7 +345,7 @@ class ISMCTSAgent(Agent):
         return root
 
     def _model_move(self):
-        """``opp=model``: the move of a seat of another side, by the model of play of the belief
+        """``opp=model`` or ``all``: the move of a modelled seat, by the model of play of the belief
         (``expert``'s, or a move drawn from the network's softmax at ``btemp``), from that seat's view
         in the world."""
         if self.belief == "expert":

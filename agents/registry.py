@@ -106,7 +106,7 @@ AGENTS: dict[str, AgentType] = {
             "stop": Option(str, choices=("early", "full")),  # early: once no other move can be visited most
             "value": Option(str, choices=("points", "equity")),  # what a rollout's end is worth (agents.equity)
             "select": Option(str, choices=("puct", "bias")),  # how the root uses the prior (policy=)
-            "opp": Option(str, choices=("search", "model")),  # model: the other sides play the belief's model of play
+            "opp": Option(str, choices=("search", "model", "all")),  # model: the other sides play the belief's model of play; all: a partner too
         },
     ),
     "ppo": AgentType("agents.policy:PPOAgent", "a trained policy (SB3 MaskablePPO zip or exported .npz)", takes_path=True),
@@ -229,13 +229,14 @@ def option_file(value: str) -> str:
     return policy_file("onnx" if value.lower().endswith(".onnx") else "ppo", value)
 
 
-def spec_files(spec: str) -> list[str]:
-    """The policy files agent ``spec`` opens: a path agent's file, the files its policy options name."""
+def spec_files(spec: str) -> dict[str, str]:
+    """The files agent ``spec`` opens, by the option naming each: a path agent's file (as ``policy``),
+    the files its file options name (``policy``, ``bpolicy``, ``bweights``)."""
     name, options = parse_spec(spec)
     if AGENTS[name].takes_path:
-        return [options]
+        return {"policy": options}
     kinds = AGENTS[name].options
-    return [option_file(v) for k, v in options.items() if kinds[k].policy and v]
+    return {k: option_file(v) for k, v in options.items() if kinds[k].policy and v}
 
 
 def with_absolute_files(spec: str) -> str:

@@ -69,9 +69,9 @@ def check_specs(specs: Sequence[str]) -> None:
             files = spec_files(spec)
         except ValueError as exc:
             raise TournamentError(str(exc)) from None
-        for path in files:
+        for option, path in files.items():
             if not os.path.exists(path):
-                raise TournamentError(f"agent {spec!r}: policy file not found: {path}")
+                raise TournamentError(f"agent {spec!r}: {option} file not found: {path}")
 
 
 def agent_labels(agents: Sequence) -> list[str]:

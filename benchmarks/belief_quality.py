@@ -5,7 +5,8 @@ choice of another seat this hand), each belief gives every unseen tile a probabi
 each other seat's hand: the weighted share of a pool of sampled worlds that put it there, as the
 search draws its worlds (``agents.belief.HiddenSampler`` for the pool, ``agents.inference`` for the
 weights). Those are scored against the true hands: the Brier score (the mean squared error; 0 is
-knowing the hands) and the log loss, with the pool's mean effective size ``1 / sum(w**2)``. All
+knowing the hands) and the log loss, with the pool's mean effective size ``1 / sum(w**2)`` and the
+milliseconds a position takes to sample the pool and to weigh it (what the search pays). All
 beliefs see the same positions, so their rows compare directly. A row is ``uniform``, ``policy``
 (the network ``--policy`` as the model of play, at ``--btemp``) or ``expert`` (the exact model of
 these games' players), each at a pool size:
@@ -19,6 +20,7 @@ import argparse
 import math
 import random
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -59,24 +61,29 @@ def parse_belief(text: str) -> tuple[str, int]:
 
 
 def score(items, model: str, size: int, network, btemp: float, eps: float, seed: int) -> dict:
-    """The belief's Brier score, log loss and mean effective pool size over ``items``."""
+    """The belief's Brier score, log loss, mean effective pool size and mean times over ``items``."""
     rng, expert = random.Random(seed), ExpertAgent()
-    brier = loss = ess = 0.0
+    brier = loss = ess = sampling = weighing = 0.0
     count = 0
     for view, hands in items:
+        start = time.perf_counter()
         sample = HiddenSampler(view)
         pool = [sample(rng)[0] for _ in range(size)]
+        sampled = time.perf_counter()
+        sampling += sampled - start
         if model == "uniform":
             w = np.ones(size)
         else:
             evidence = PlayEvidence(view)
             logw = evidence.log_weights(pool, network, rng, btemp, eps) if model == "policy" else evidence.agent_log_weights(pool, expert, rng, eps)
             w = np.exp(logw - logw.max())
+            weighing += time.perf_counter() - sampled
         w /= w.sum()
         ess += 1 / float(np.sum(w**2))
         errors = tile_errors(view, hands, pool, w)
         brier, loss, count = brier + errors[0], loss + errors[1], count + errors[2]
-    return dict(belief=f"{model}:{size}", brier=brier / count, log_loss=loss / count, mean_ess=ess / len(items))
+    n = len(items)
+    return dict(belief=f"{model}:{size}", brier=brier / count, log_loss=loss / count, mean_ess=ess / n, sample_ms=1000 * sampling / n, weigh_ms=1000 * weighing / n)
 
 
 def tile_errors(view, hands: list[int], pool: list[list[int]], w: np.ndarray) -> tuple[float, float, int]:
@@ -121,10 +128,10 @@ def main(argv=None) -> int:
             parser.error(f"--policy: {exc}")
     items = positions(rules, args.positions, args.seed)
     print(f"{args.players} players, {len(items)} positions (0 is knowing the hands)")
-    print("| belief:worlds | Brier | log loss | mean effective worlds |\n|---|---|---|---|")
+    print("| belief:worlds | Brier | log loss | mean effective worlds | sample ms | weigh ms |\n|---|---|---|---|---|---|")
     for model, size in args.beliefs:
         row = score(items, model, size, network, args.btemp, args.eps, args.seed)
-        print(f"| {row['belief']} | {row['brier']:.4f} | {row['log_loss']:.4f} | {row['mean_ess']:.1f} |", flush=True)
+        print(f"| {row['belief']} | {row['brier']:.4f} | {row['log_loss']:.4f} | {row['mean_ess']:.1f} | {row['sample_ms']:.2f} | {row['weigh_ms']:.2f} |", flush=True)
     return 0
 
 

@@ -176,6 +176,7 @@ def test_belief_quality_scores_the_beliefs_and_knowing_the_hands_scores_zero():
     rows = [line.split("|")[1:-1] for line in result.stdout.splitlines() if line.startswith(("| uniform", "| expert"))]
     assert [r[0].strip() for r in rows] == ["uniform:20", "expert:20"]
     assert all(0 < float(r[1]) < 0.5 and float(r[3]) <= 20 for r in rows)
+    assert all(float(r[4]) > 0 for r in rows) and float(rows[0][5]) == 0 < float(rows[1][5])  # uniform weighs nothing
     bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "belief_quality.py"), "--beliefs", "oracle:5"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "'oracle:5': expected MODEL:WORLDS" in bad.stderr
     for args, message in ((["--policy", "nowhere.zip"], "--policy: policy file not found: nowhere.zip"),

@@ -114,9 +114,9 @@ def test_policy_files_of_a_spec_are_checked_and_made_absolute(tmp_path, monkeypa
     from agents.tournament import TournamentError, check_specs
     from agents.tournament_ray import resolve
 
-    shipped = spec_files("ismcts:policy=allfives_2p")[0]
+    shipped = spec_files("ismcts:policy=allfives_2p")["policy"]
     assert shipped.endswith("allfives_2p.zip") and os.path.isabs(shipped)
-    assert spec_files("ismcts:iters=5") == [] and spec_files("ppo:models/x.zip") == ["models/x.zip"]
+    assert spec_files("ismcts:iters=5") == {} and spec_files("ppo:models/x.zip") == {"policy": "models/x.zip"}
     monkeypatch.chdir(tmp_path)
     (tmp_path / "m.onnx").write_bytes(b"")
     spec = "ismcts:iters=5,policy=m.onnx,cpuct=2.0"
@@ -124,6 +124,8 @@ def test_policy_files_of_a_spec_are_checked_and_made_absolute(tmp_path, monkeypa
     assert with_absolute_files("ismcts:iters=5") == "ismcts:iters=5"
     with pytest.raises(TournamentError, match="agent 'ismcts:policy=gone.zip': policy file not found: gone.zip"):
         check_specs(["ismcts:policy=gone.zip"])
+    with pytest.raises(TournamentError, match="agent 'ismcts:belief=expert,bweights=gone.json': bweights file not found: gone.json"):
+        check_specs(["ismcts:belief=expert,bweights=gone.json"])
 
 
 @pytest.mark.parametrize(

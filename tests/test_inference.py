@@ -178,6 +178,32 @@ def test_an_exact_model_of_play_weighs_each_choice_by_whether_the_model_made_it(
         assert logw[w] == pytest.approx(np.log((1 - eps) * made + eps / moves))
 
 
+@pytest.mark.parametrize("seats", [None, {1, 3}])
+def test_an_exact_models_weights_are_worked_out_once_per_hand_and_are_the_same(seats):
+    """``agent_log_weights`` asks the model once per (choice, hand then); the weights are those of
+    asking it in every world."""
+    expert = ExpertAgent()
+    checked = 0
+    for _, view, _ in _expert_positions(4, range(3), per_game=30):
+        evidence = PlayEvidence(view)
+        if view.seat != 0 or len(evidence) < 3:
+            continue
+        worlds = [sample_hidden(view, random.Random(k))[0] for k in range(150)]
+        asked = []
+        act = expert.act
+        counting = type("Counting", (), {"act": lambda self, v: asked.append(1) or act(v)})()
+        logw = evidence.agent_log_weights(worlds, counting, random.Random(2), 0.05, seats)
+        every = np.zeros(len(worlds))
+        views = 0
+        for w, c in evidence.choice_views(worlds, random.Random(2), seats):
+            every[w] += np.log(0.95 * (act(c.view) == c.action) + 0.05 / len(c.view.legal_actions))
+            views += 1
+        np.testing.assert_allclose(logw, every)
+        assert 0 < len(asked) < views
+        checked += 1
+    assert checked >= 3
+
+
 def test_the_exact_model_puts_the_true_world_above_the_network():
     policy, expert = load_policy("allfives_2p"), ExpertAgent()
     rng = random.Random(1)

@@ -1,4 +1,5 @@
-"""``ismcts:opp=model``: the other sides play the belief's model of play in the tree and the rollouts."""
+"""``ismcts:opp=model``: the other sides play the belief's model of play in the tree and the rollouts
+(``opp=all``: a partner too)."""
 
 from __future__ import annotations
 
@@ -68,9 +69,10 @@ def test_an_opponent_model_never_sees_hidden_tiles_and_repeats_for_a_seed(spec):
 
 
 def test_opp_model_needs_a_model_of_play():
-    with pytest.raises(ValueError, match="opp=model plays the other sides by the model of play of belief=policy or belief=expert; belief is uniform"):
-        make_agent("ismcts:opp=model")
-    with pytest.raises(ValueError, match="option opp='best' must be one of search, model"):
+    for opp in ("model", "all"):
+        with pytest.raises(ValueError, match=f"opp={opp} plays the other seats by the model of play of belief=policy or belief=expert; belief is uniform"):
+            make_agent(f"ismcts:opp={opp}")
+    with pytest.raises(ValueError, match="option opp='best' must be one of search, model, all"):
         make_agent("ismcts:belief=expert,opp=best")
 
 
@@ -109,3 +111,23 @@ def test_the_model_plays_the_other_side_in_the_rollouts_too(opp, played, monkeyp
     # each of the 50 rollouts plays the rest of the hand: the other side moves several times in each
     assert (len(calls) > 3 * 50) if played else not calls
     assert set(calls) <= {1 - view.seat}
+
+
+@pytest.mark.parametrize("opp", ["search", "model", "all"])
+def test_in_a_team_game_opp_all_models_the_partner_too(opp, monkeypatch):
+    """4 players: ``opp=model`` plays the two opponents by the model, ``opp=all`` the partner as well;
+    the seat searched is never modelled."""
+    game = Game(seed=8, num_players=4)
+    view = game.view(game.current_player)
+    side_of = view.rules.side_of
+    expected = {
+        "search": set(),
+        "model": {s for s in range(4) if side_of[s] != side_of[view.seat]},
+        "all": set(range(4)) - {view.seat},
+    }[opp]
+    agent = make_agent(f"ismcts:iters=60,belief=expert,opp={opp},stop=full", seed=1)
+    calls = []
+    act = agent.play_agent.act
+    monkeypatch.setattr(agent.play_agent, "act", lambda v: calls.append(v.seat) or act(v))
+    agent.search(view)
+    assert set(calls) == expected  # in the tree and the rollouts
