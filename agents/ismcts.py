@@ -281,8 +281,8 @@ class ISMCTSAgent(Agent):
         sample = self._world_sampler(view)
         my_side = side_of[view.seat]
         model_move = self._model_move() if self.opp != "search" else None
-        # the seats whose moves the model plays: the other sides' (opp=model), or every seat but this one (opp=all)
-        modelled = [(side_of[s] != my_side) if self.opp == "model" else (s != view.seat) for s in range(view.rules.num_players)]
+        # the seats whose moves the model plays: none (opp=search), the other sides' (opp=model), every seat but this one (opp=all)
+        modelled = [(self.opp == "model" and side_of[s] != my_side) or (self.opp == "all" and s != view.seat) for s in range(view.rules.num_players)]
         iteration = 0
         while (iteration < self.iters) if deadline is None else (time.perf_counter() < deadline or iteration == 0):
             iteration += 1
@@ -296,7 +296,7 @@ class ISMCTSAgent(Agent):
             while node is not None and not game.over:
                 player = game.current_player
                 children = node.children
-                if model_move is not None and modelled[player]:
+                if modelled[player]:
                     node = _follow(node, model_move(game, rng), game, path)  # the model's move: no choice to expand
                     continue
                 actions = game.legal_actions()
