@@ -13,7 +13,8 @@ played since, less what it drew since) and ``pi`` is the policy's softmax over t
 allows, at temperature ``temp``. ``eps`` keeps a world the model finds unlikely from being ruled out:
 the model is not the player. Forced moves (one legal move, or the tile just drawn) carry no weight.
 A deterministic model of play (an agent such as ``expert``: ``agent_log_weights``) has ``pi`` 1 for
-its move and 0 for the others.
+its move and 0 for the others; a fitted model of play (``agents.play_fit``) gives each move its
+chance (``model_log_weights``).
 
 The identity of a tile another seat drew and kept is hidden (the last tile of a draw is placed at
 once, and public); in each world every kept draw is given, at random, a tile that the seat holds
@@ -200,14 +201,19 @@ class PlayEvidence:
         """``log_weights`` with a deterministic model of play (an ``Agent``, such as ``expert``):
         ``pi`` is 1 for the move ``agent`` makes from the choice's view in that world, 0 for the others.
         With ``seats``, only those seats' choices are weighed (the agent models them, not the others)."""
+        return self.model_log_weights(worlds, lambda view, action: float(agent.act(view) == action), rng, eps, seats)
+
+    def model_log_weights(self, worlds: list[list[int]], chance, rng: random.Random, eps: float = DEFAULT_EPS, seats=None) -> np.ndarray:
+        """``log_weights`` with ``pi = chance(view, action)``, a model of play that sees nothing but
+        the view (it is asked once per choice and hand then); with ``seats``, only those seats' choices."""
         out = np.zeros(len(worlds))
-        terms: dict[tuple[int, int], float] = {}  # (choice, hand then): the agent sees nothing else that differs between worlds
+        terms: dict[tuple[int, int], float] = {}  # (choice, hand then): the model sees nothing else that differs between worlds
         for w, i, c, hand in self.choice_hands(worlds, rng, seats):
             term = terms.get((i, hand))
             if term is None:
                 term = 0.0  # a forced move says nothing
                 if self._with_hand(c, hand):
-                    term = math.log((1 - eps) * (agent.act(c.view) == c.action) + eps / len(c.view.legal_actions))
+                    term = math.log((1 - eps) * chance(c.view, c.action) + eps / len(c.view.legal_actions))
                 terms[i, hand] = term
             out[w] += term
         return out

@@ -32,21 +32,25 @@ is not ``expert``): an exact model of that one opponent, for measuring what infe
 against it, and no network needed. ``bpolicy`` names another network as the model of play for
 ``belief=policy`` (one trained to imitate the players faced, ``configs/play_model_2p.yaml``), the
 prior staying ``policy``'s. ``bweights`` gives ``belief=expert`` other weights: a model of play
-fitted to a player's records (``agents.play_fit``, ``allfives fit-play``).
+fitted to a player's records (``agents.play_fit``, ``allfives fit-play``). ``belief=expert`` leaves
+a partner's choices out (it is not ``expert``) unless ``bpartner`` names a fitted model of its play
+(one fitted to this search's own records, say): then they weigh the worlds too, each by the chance
+the model gives the move chosen (``softmax(scale * score)``, the fit's conditional logit).
 
 With ``opp=model`` the search believes its model of play twice: the other sides' seats play it in
 the tree and in the rollouts (``expert``'s move with ``belief=expert``; with ``belief=policy`` a move
 drawn from the network's softmax at ``btemp``, one network call per such move), so the tree
 branches on its own side's moves only and the search plays the best reply to the modelled
 opponent (opponent modelling: strongest when the model is the opponent, wrong when it is not).
-With ``opp=all`` a partner plays the model too, so the tree branches on the seat's own moves only.
+With ``opp=all`` a partner plays the model too (``bpartner``'s best move, if given), so the tree
+branches on the seat's own moves only.
 
 Options: ``iters`` (iterations per decision, default 200; reproducible for a seed), ``seconds``
 (a time budget per decision instead, when > 0; not reproducible), ``rollout`` (``greedy``,
 ``random`` or ``expert``), ``c`` (exploration constant, default 0.7), ``policy`` (none by default), ``cpuct``
 (default 1.0), ``temp`` (default 1.0), ``guide`` (``root``, the default, or ``tree``; needs
 ``policy``), ``belief`` (``uniform``, the default, ``policy``, which needs ``policy``, or ``expert``), ``worlds``,
-``bpolicy`` (default: ``policy``), ``bweights`` (default: ``expert``'s own), ``btemp`` (default 0.5), ``beps`` (the inference's ``eps``, default 0.02), ``stop``
+``bpolicy`` (default: ``policy``), ``bweights`` (default: ``expert``'s own), ``bpartner`` (default: none), ``btemp`` (default 0.5), ``beps`` (the inference's ``eps``, default 0.02), ``stop``
 (``early``, the default: an ``iters`` search ends once its most visited move can no longer be
 overtaken, which plays the move of the whole search sooner; ``full``: every iteration) and
 ``value`` (``points``, the default, as above; ``equity``: the change in the side's chance to win
@@ -73,7 +77,7 @@ from .belief import HiddenSampler, determinizer, world_game
 from .expert import ExpertAgent
 from .greedy import greedy_action
 from .inference import DEFAULT_EPS, PlayEvidence
-from .play_fit import load_model
+from .play_fit import load_model, load_play_model
 from .policy import NumpyPolicy
 from .registry import AGENTS, check_options, option_file
 
@@ -195,6 +199,7 @@ class ISMCTSAgent(Agent):
         worlds: int = 0,
         bpolicy: str = "",
         bweights: str = "",
+        bpartner: str = "",
         btemp: float = 0.5,
         beps: float = DEFAULT_EPS,
         stop: str = "early",
@@ -241,6 +246,12 @@ class ISMCTSAgent(Agent):
             raise ValueError(f"agent 'ismcts': option bweights={bweights} is the model of play of belief=expert; belief is {belief}")
         #: the ``expert`` that ``belief=expert`` weighs worlds with (``bweights``: a fitted one, ``agents.play_fit``)
         self.play_agent = load_model(bweights) if bweights else _EXPERT
+        if bpartner and belief != "expert":
+            raise ValueError(f"agent 'ismcts': option bpartner={bpartner} weighs a partner's choices in belief=expert; belief is {belief}")
+        #: ``bpartner``: the fitted model of play (``agents.play_fit.PlayModel``) of a partner's choices, or ``None``
+        self.partner_model = load_play_model(bpartner) if bpartner else None
+        if self.partner_model is not None:
+            self.partner_model.check_chances()
 
     def act(self, view) -> int:
         legal = view.legal_actions
@@ -280,9 +291,7 @@ class ISMCTSAgent(Agent):
         deadline = time.perf_counter() + self.seconds if self.seconds > 0 else None
         sample = self._world_sampler(view)
         my_side = side_of[view.seat]
-        model_move = self._model_move() if self.opp != "search" else None
-        # the seats whose moves the model plays: none (opp=search), the other sides' (opp=model), every seat but this one (opp=all)
-        modelled = [(self.opp == "model" and side_of[s] != my_side) or (self.opp == "all" and s != view.seat) for s in range(view.rules.num_players)]
+        movers = self._movers(view)
         iteration = 0
         while (iteration < self.iters) if deadline is None else (time.perf_counter() < deadline or iteration == 0):
             iteration += 1
@@ -296,8 +305,8 @@ class ISMCTSAgent(Agent):
             while node is not None and not game.over:
                 player = game.current_player
                 children = node.children
-                if modelled[player]:
-                    node = _follow(node, model_move(game, rng), game, path)  # the model's move: no choice to expand
+                if movers[player] is not None:
+                    node = _follow(node, movers[player](game, rng), game, path)  # the model's move: no choice to expand
                     continue
                 actions = game.legal_actions()
                 if self.guide == "tree" and prior is not None and node.visits > 0 and len(actions) > 1:
@@ -328,12 +337,12 @@ class ISMCTSAgent(Agent):
                 node = children[best]
                 path.append(node)
                 game.step(best)
-            if model_move is None:
+            if self.opp == "search":
                 while not game.over:
                     game.step(policy(game, rng))
             else:
                 while not game.over:
-                    game.step((model_move if modelled[game.current_player] else policy)(game, rng))
+                    game.step((movers[game.current_player] or policy)(game, rng))
             values = values_of(game)
             root.visits += 1
             for node in path:
@@ -344,10 +353,22 @@ class ISMCTSAgent(Agent):
         self.iterations = iteration
         return root
 
+    def _movers(self, view) -> list:
+        """Per seat, the function playing its moves by the model of play (``opp=model``: the other
+        sides' seats; ``opp=all``: every seat but this one), or ``None`` where the search chooses."""
+        side_of, seat = view.rules.side_of, view.seat
+        if self.opp == "search":
+            return [None] * len(side_of)
+        other = self._model_move()
+        partner = _agent_mover(self.partner_model.agent) if self.partner_model is not None else other
+        return [
+            None if s == seat or (self.opp == "model" and side_of[s] == side_of[seat]) else partner if side_of[s] == side_of[seat] else other
+            for s in range(len(side_of))
+        ]
+
     def _model_move(self):
-        """``opp=model`` or ``all``: the move of a modelled seat, by the model of play of the belief
-        (``expert``'s, or a move drawn from the network's softmax at ``btemp``), from that seat's view
-        in the world."""
+        """The move of a seat of the other sides by the model of play of the belief (``expert``'s,
+        or a move drawn from the network's softmax at ``btemp``), from that seat's view in the world."""
         if self.belief == "expert":
             return _agent_mover(self.play_agent)
         network, temp = self.play_model, self.btemp
@@ -371,24 +392,50 @@ class ISMCTSAgent(Agent):
             self._equity = _EquityValues(view.rules)
         return self._equity.at(root_scores)
 
-    def _world_sampler(self, view):
-        """A function returning a fresh possible world per call: uniform among those the public
-        facts allow, or with ``belief=policy`` (or ``expert``) drawn from a pool of them weighted by the other seats'
-        choices (``agents.inference``)."""
+    def _weighed_seats(self, view) -> set[int]:
+        """``belief=expert``: the seats whose choices weigh the worlds, the other sides' (and a
+        partner's with ``bpartner``)."""
+        side_of, seat = view.rules.side_of, view.seat
+        partners = self.partner_model is not None
+        return {s for s in range(len(side_of)) if side_of[s] != side_of[seat] or (partners and s != seat)}
+
+    def _choice_chance(self, view):
+        """``belief=expert``: the chance of a seat's choice, its model of play's: ``expert``'s (or
+        ``bweights``') best move for the other sides, the ``bpartner`` model's chances for a partner."""
+        side_of, my_side, act, partner = view.rules.side_of, view.rules.side_of[view.seat], self.play_agent.act, self.partner_model
+
+        def chance(choice_view, action: int) -> float:
+            if partner is not None and side_of[choice_view.seat] == my_side:
+                return float(partner.chances(choice_view)[choice_view.legal_actions.index(action)])
+            return float(act(choice_view) == action)
+
+        return chance
+
+    def belief_pool(self, view):
+        """``belief=policy`` or ``expert``: the pool of worlds (``(hands, boneyard)`` pairs) the
+        search draws from and their log weights (``agents.inference``); ``(None, None)`` where the
+        worlds are uniform (``belief=uniform``, or no choice of another seat yet this hand)."""
         rng = self.rng
         evidence = PlayEvidence(view) if self.belief != "uniform" else None
         if evidence is None or not len(evidence):
-            world = determinizer(view)
-            return lambda: world(rng)
+            return None, None
         sample_world = HiddenSampler(view)  # the view's belief facts once, not once per world of the pool
         pool = [sample_world(rng) for _ in range(self.worlds or self.iters)]
         worlds = [hands for hands, _ in pool]
         if self.belief == "expert":
-            side_of = view.rules.side_of
-            opponents = {s for s in range(view.rules.num_players) if side_of[s] != side_of[view.seat]}
-            logw = evidence.agent_log_weights(worlds, self.play_agent, rng, self.beps, opponents)
+            logw = evidence.model_log_weights(worlds, self._choice_chance(view), rng, self.beps, self._weighed_seats(view))
         else:
             logw = evidence.log_weights(worlds, self.play_model, rng, self.btemp, self.beps)
+        return pool, logw
+
+    def _world_sampler(self, view):
+        """A function returning a fresh possible world per call: uniform among those the public
+        facts allow, or drawn from the weighted pool of ``belief_pool``."""
+        rng = self.rng
+        pool, logw = self.belief_pool(view)
+        if pool is None:
+            world = determinizer(view)
+            return lambda: world(rng)
         cumulative = np.cumsum(np.exp(logw - logw.max())).tolist()
         total = cumulative[-1]
 

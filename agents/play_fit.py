@@ -7,18 +7,21 @@ observation; the model is ``expert`` with other weights, a conditional logit ove
 ``score`` the move's ``expert`` score under the weights. The weights that maximise the likelihood
 of the recorded choices, less an L2 penalty (which keeps them finite when the choices are all
 explained, as they are for a deterministic player), are found by Newton's method (the problem is
-concave); the scale of the scores is absorbed in the weights, and the fitted weights are rescaled
-so that ``points`` is 1, as in ``expert``. The model plays as ``expert`` does, its best move.
+concave); the fitted weights are rescaled so that ``points`` is 1, as in ``expert``, and the factor
+taken out is the model's ``scale``: its chance of each move is ``softmax(scale * score)``
+(``PlayModel.chances``). The model plays as ``expert`` does, its best move.
 
-A fitted model is a JSON file (``allfives-play-model/1``: the weights, the player and the fit's
-figures) that ``ismcts:belief=expert,bweights=FILE`` takes as the model of the other sides' play
-(and ``opp=model`` as their moves in the search). ``allfives fit-play`` writes one.
+A fitted model is a JSON file (``allfives-play-model/1``: the weights, the scale, the player and the
+fit's figures) that ``ismcts:belief=expert,bweights=FILE`` takes as the model of the other sides' play
+(and ``opp=model`` as their moves in the search), and ``bpartner=FILE`` as the model of a partner's
+choices, by their chances. ``allfives fit-play`` writes one.
 """
 
 from __future__ import annotations
 
 import json
 import random
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -107,9 +110,17 @@ def read_choices(paths, player: str) -> Choices:
     return out
 
 
-def fit(choices: Choices, l2: float = 1e-2, steps: int = 100) -> dict[str, float]:
+@dataclass(frozen=True)
+class Fit:
+    """A fit's weights of ``TERMS`` (``points`` 1) and the ``scale`` of the scores they give."""
+
+    weights: dict[str, float]
+    scale: float
+
+
+def fit(choices: Choices, l2: float = 1e-2, steps: int = 100) -> Fit:
     """The weights of ``TERMS`` that maximise the penalised likelihood of ``choices`` (module
-    docstring), rescaled so that ``points`` is 1."""
+    docstring), rescaled so that ``points`` is 1, and the scale taken out."""
     fixed, x, starts, chosen = choices.arrays()
     group = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(x))))
     fixed = np.minimum(fixed, 50.0)  # reaching the target: certain, without overflowing
@@ -145,7 +156,16 @@ def fit(choices: Choices, l2: float = 1e-2, steps: int = 100) -> dict[str, float
             break
     if w[0] <= 0:
         raise PlayModelError("the fit gives the points a move scores no positive weight: the records do not look like a player who scores")
-    return {k: round(float(v / w[0]), 6) + 0.0 for k, v in zip(TERMS, w)}
+    return Fit({k: round(float(v / w[0]), 6) + 0.0 for k, v in zip(TERMS, w)}, round(float(w[0]), 6))
+
+
+def log_loss(choices: Choices, model: Fit) -> float:
+    """The mean negative log chance ``model`` gives the move chosen, over ``choices``."""
+    fixed, x, starts, chosen = choices.arrays()
+    z = np.minimum(fixed, 50.0) + model.scale * (x @ np.array([model.weights[k] for k in TERMS]))
+    group = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(x))))
+    z -= np.maximum.reduceat(z, starts)[group]
+    return float(np.mean(np.log(np.add.reduceat(np.exp(z), starts)) - z[chosen]))
 
 
 def agreement(choices: Choices, weights: dict[str, float]) -> float:
@@ -160,13 +180,39 @@ def agreement(choices: Choices, weights: dict[str, float]) -> float:
     return hits / len(starts)
 
 
-def save_model(path, weights: dict[str, float], **facts) -> None:
+def save_model(path, model: Fit, **facts) -> None:
     """Write a play model file (``FORMAT``)."""
-    Path(path).write_text(json.dumps({"format": FORMAT, "weights": weights, **facts}, indent=1) + "\n", encoding="utf-8")
+    Path(path).write_text(json.dumps({"format": FORMAT, "weights": model.weights, "scale": model.scale, **facts}, indent=1) + "\n", encoding="utf-8")
+
+
+class PlayModel:
+    """A play model file's ``expert`` (``agent``) and the chances it gives each move (``chances``)."""
+
+    def __init__(self, agent: ExpertAgent, scale: float | None, path) -> None:
+        self.agent = agent
+        self.scale = scale
+        self.path = path
+
+    def check_chances(self) -> None:
+        """``PlayModelError`` unless the file gives the scale that ``chances`` needs."""
+        if self.scale is None:
+            raise PlayModelError(f"play model {self.path} has no scale, so no chances of moves (it was fitted before fit-play kept one): fit it again with allfives fit-play")
+
+    def chances(self, view) -> np.ndarray:
+        """The chance of each of ``view.legal_actions``: ``softmax(scale * score)`` (a move that
+        reaches the target is all but certain, as in the fit)."""
+        z = self.scale * np.asarray(self.agent.scores(view), np.float64)
+        e = np.exp(z - z.max())
+        return e / e.sum()
 
 
 def load_model(path) -> ExpertAgent:
     """The ``expert`` of a play model file; ``PlayModelError`` names a missing or malformed file."""
+    return load_play_model(path).agent
+
+
+def load_play_model(path) -> PlayModel:
+    """A play model file's ``PlayModel``; ``PlayModelError`` names a missing or malformed file."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -175,7 +221,10 @@ def load_model(path) -> ExpertAgent:
         raise PlayModelError(f"play model {path}: not a JSON file: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("weights"), dict):
         raise PlayModelError(f"play model {path}: not an {FORMAT} file (a JSON object with format {FORMAT!r} and weights)")
+    scale = data.get("scale")
+    if scale is not None and not (isinstance(scale, (int, float)) and not isinstance(scale, bool) and 0 < scale < float("inf")):
+        raise PlayModelError(f"play model {path}: scale must be a positive number, got {scale!r}")
     try:
-        return ExpertAgent(**data["weights"])
+        return PlayModel(ExpertAgent(**data["weights"]), scale, path)
     except ValueError as exc:
         raise PlayModelError(f"play model {path}: {exc}") from None

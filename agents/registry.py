@@ -101,6 +101,7 @@ AGENTS: dict[str, AgentType] = {
             "worlds": Option(int, min=1),  # belief=policy: the pool of worlds weighted (default: iters)
             "bpolicy": Option(str, policy=True),  # belief=policy: the network modelling the other seats' play (default: policy)
             "bweights": Option(str, policy=True),  # belief=expert: a play model file (agents.play_fit) for expert's weights
+            "bpartner": Option(str, policy=True),  # belief=expert: a fitted play model file weighing a partner's choices too
             "btemp": Option(float, min=0, above=True),  # belief=policy: the model's softmax temperature
             "beps": Option(float, min=0, above=True, below=1),  # belief=policy: the chance kept for any move
             "stop": Option(str, choices=("early", "full")),  # early: once no other move can be visited most
@@ -231,7 +232,7 @@ def option_file(value: str) -> str:
 
 def spec_files(spec: str) -> dict[str, str]:
     """The files agent ``spec`` opens, by the option naming each: a path agent's file (as ``policy``),
-    the files its file options name (``policy``, ``bpolicy``, ``bweights``)."""
+    the files its file options name (``policy``, ``bpolicy``, ``bweights``, ``bpartner``)."""
     name, options = parse_spec(spec)
     if AGENTS[name].takes_path:
         return {"policy": options}

@@ -6,6 +6,8 @@ search may instead be handed the truth, to measure the ceiling that better infer
 
 - ``--see all``: the other hands and the boneyard order;
 - ``--see hands``: the other hands; the boneyard order stays sampled;
+- ``--see partner`` / ``--see opponents`` (partnerships): those seats' hands; the rest stays sampled
+  (among the tiles they leave, with the public facts as the search has them);
   (both with the default ``belief=uniform``: a ``belief=policy`` search samples its own pool)
 - ``--see none`` (default): the agent as it plays.
 
@@ -34,6 +36,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 import agents.ismcts as ismcts  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
 from agents.tournament import make_schedule  # noqa: E402
+from agents.belief import HiddenSampler  # noqa: E402
 from agents.tournament_stats import wilson_interval  # noqa: E402
 from allfives_env.engine import Game, Rules  # noqa: E402
 
@@ -41,10 +44,34 @@ _TRUE_GAME: Game | None = None
 _UNIFORM = ismcts.determinizer
 
 
+class _PartlySeen(HiddenSampler):
+    """``HiddenSampler`` for a view that also knows the true hands of ``seen`` seats."""
+
+    def __init__(self, view, hands: list[int], seen: set[int]) -> None:
+        super().__init__(view)
+        self.known = {s: hands[s] for s in seen}
+        for hand in self.known.values():
+            self.unseen &= ~hand
+        self.order = [s for s in self.order if s not in seen]
+
+    def __call__(self, rng):
+        hands, boneyard = super().__call__(rng)
+        for s, hand in self.known.items():
+            hands[s] = hand
+        return hands, boneyard
+
+
 def _seeing(see: str):
     """A ``determinizer`` for A's search that hands it the true world (``see`` says how much)."""
 
     def determinizer(view, max_hands=1):
+        if see in ("partner", "opponents"):
+            side_of = view.rules.side_of
+            mine = side_of[view.seat]
+            seen = {s for s in range(len(side_of)) if s != view.seat and (side_of[s] == mine) == (see == "partner")}
+            sample = _PartlySeen(view, list(_TRUE_GAME.hands), seen)
+            return lambda rng: ismcts.world_game(view, *sample(rng), rng, max_hands)
+
         def world(rng):
             game = _TRUE_GAME
             boneyard = list(game.boneyard[game.draw_pos :])
@@ -89,7 +116,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("a", help="agent A (an ismcts spec)")
     parser.add_argument("b", help="agent B")
-    parser.add_argument("--see", choices=("none", "hands", "all"), default="none")
+    parser.add_argument("--see", choices=("none", "hands", "all", "partner", "opponents"), default="none")
     parser.add_argument("--value-scale", type=float, default=0.0, help="the hand value's tanh scale (default: the agent's 40)")
     parser.add_argument("--games", type=int, default=400)
     parser.add_argument("--seed", type=int, default=7)
@@ -97,6 +124,8 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.see in ("partner", "opponents") and args.players != 4:
+        parser.error(f"--see {args.see} is for partnerships: --players 4")
     options = dict(vars(args))
     games = make_schedule([args.a, args.b], Rules.make(num_players=args.players), args.games, args.seed).games_per_pairing
     start = time.perf_counter()

@@ -130,7 +130,7 @@ def test_registry_parses_specs_and_names_problems():
     assert agent.iters == 50 and agent.c == 1.2 and agent.name == "ismcts:iters=50,c=1.2"
     with pytest.raises(ValueError, match="unknown agent 'alphago'; available: random, greedy"):
         make_agent("alphago")
-    with pytest.raises(ValueError, match="agent 'ismcts' has no option 'depth'; its options: iters, seconds, rollout, c, policy, cpuct, temp, guide, belief, worlds, bpolicy, bweights, btemp, beps, stop, value, select, opp"):
+    with pytest.raises(ValueError, match="agent 'ismcts' has no option 'depth'; its options: iters, seconds, rollout, c, policy, cpuct, temp, guide, belief, worlds, bpolicy, bweights, bpartner, btemp, beps, stop, value, select, opp"):
         make_agent("ismcts:depth=3")
     with pytest.raises(ValueError, match="option iters='many' is not a valid int"):
         make_agent("ismcts:iters=many")

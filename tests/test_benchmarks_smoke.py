@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -107,6 +108,22 @@ def test_search_oracle_plays_a_match_and_hands_the_search_the_truth():
     assert seen.hands == game.hands and seen.boneyard[seen.draw_pos:] == game.boneyard[game.draw_pos:]
     hands_only = search_oracle._seeing("hands")(view)(random.Random(0))
     assert hands_only.hands == game.hands and sorted(hands_only.boneyard) == sorted(game.boneyard[game.draw_pos:])
+    # 4 players: the partner's (or the opponents') true hands, the other seats' sampled from what is left
+    game = Game(Rules.make(num_players=4), 5)
+    for _ in range(3):
+        game.step(game.legal_actions()[0])
+    search_oracle._TRUE_GAME = game
+    view = game.view(game.current_player)
+    partner, opponents = (view.seat + 2) % 4, {(view.seat + 1) % 4, (view.seat + 3) % 4}
+    for see, seen, sampled in (("partner", {partner}, opponents), ("opponents", opponents, {partner})):
+        worlds = [search_oracle._seeing(see)(view)(random.Random(k)) for k in range(30)]
+        for world in worlds:
+            assert all(world.hands[s] == game.hands[s] for s in seen | {view.seat})
+            assert [h.bit_count() for h in world.hands] == [h.bit_count() for h in game.hands]
+        assert any(world.hands[s] != game.hands[s] for world in worlds for s in sampled)
+    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "search_oracle.py"), "ismcts:iters=5", "greedy", "--see", "partner"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--see partner is for partnerships: --players 4" in bad.stderr
 
 
 def test_paired_runs_compares_two_tournaments_on_the_same_deals(tmp_path):
@@ -165,6 +182,35 @@ def test_belief_draws_counts_worlds_and_the_true_world_keeps_every_earlier_turn(
                             assert not consistent(wrong, facts)
                 game.step(expert.act(view))
     assert checked > 20
+
+
+def test_belief_quality_takes_positions_from_records_and_measures_an_agents_own_belief(tmp_path):
+    records = tmp_path / "t"
+    player = "ismcts:iters=5"
+    result = run_cli("tournament", "--players", "4", "--agents", player, "expert", "--games", "2", "--seed", "3", "--workers", "1", "--out", records)
+    assert result.returncode == 0, result.stderr
+    script = [sys.executable, str(ROOT / "benchmarks" / "belief_quality.py"), "--players", "4", "--positions", "6"]
+    agents = ["ismcts:belief=expert,worlds=30", "ismcts:worlds=30"]
+    result = subprocess.run([*script, "--records", str(records / "games.jsonl"), "--player", player, "--beliefs", "uniform:30", "--agents", *agents],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    rows = {line.split("|")[1].strip(): line.split("|")[2:-1] for line in result.stdout.splitlines() if line.startswith("| uniform") or line.startswith("| ismcts")}
+    assert list(rows) == ["uniform:30", *agents]
+    assert all(0 < float(r[0]) < 0.5 for r in rows.values())
+    assert float(rows[agents[0]][2]) < 30 == float(rows[agents[1]][2])  # weighed worlds; the uniform agent's are all alike
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from belief_quality import recorded_positions
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    for view, hands in recorded_positions([records / "games.jsonl"], player, 6, 5):
+        assert hands[view.seat] == view.hand and [h.bit_count() for h in hands] == list(view.tile_counts)  # the hands as they were
+    for args, message in ((["--records", str(records / "games.jsonl")], "--records and --player go together"),
+                          (["--records", str(records / "games.jsonl"), "--player", "bob"], "0 positions of player 'bob'"),
+                          (["--agents", "expert"], "--agents: 'expert' is not an ismcts spec"),
+                          (["--agents", "ismcts:bpartner=x.json"], "--agents: agent 'ismcts': option bpartner=x.json weighs a partner's choices in belief=expert")):
+        bad = subprocess.run([*script, *args], capture_output=True, text=True, timeout=120)
+        assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
 
 
 def test_belief_quality_scores_the_beliefs_and_knowing_the_hands_scores_zero():

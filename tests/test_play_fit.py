@@ -53,8 +53,9 @@ def test_a_fit_recovers_the_weights_of_the_player_recorded(records):
     choices = read_choices([records / "threat=0.2_double=3.0_variety=0.5" / "games.jsonl"], ODD)
     assert choices.games == 60 and len(choices) > 2000
     train, held = choices.split(0.25, 0)
-    weights = fit(train)
-    assert weights["points"] == 1.0
+    model = fit(train)
+    weights = model.weights
+    assert weights["points"] == 1.0 and model.scale > 0
     # a deterministic player's weights are known only up to the choices they explain: each moved
     # weight moves the right way from expert's, and the fit tells the held-out choices far better
     assert weights["threat"] < 0.4 < 0.7 and weights["double"] > 2.0 > 1.5 and weights["variety"] < 0.9 < 1.2
@@ -67,6 +68,7 @@ def test_fit_play_writes_a_model_that_ismcts_plays_by(records, tmp_path):
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["games"] == 60 and summary["agreement"] > 0.95 and summary["expert_agreement"] < summary["agreement"]
+    assert json.loads(model.read_text())["scale"] == summary["scale"] > 0 and 0 < summary["log_loss"] < 0.3  # a near-deterministic player
     agent = make_agent(f"ismcts:iters=20,belief=expert,bweights={model},opp=model", seed=1)
     assert agent.play_agent.weights == load_model(model).weights == json.loads(model.read_text())["weights"]
     view = next(_views(2, 1))

@@ -19,7 +19,7 @@ def add_parser(sub, name: str) -> None:
 
 def run(args) -> int:
     from agents.expert import DEFAULT_WEIGHTS
-    from agents.play_fit import PlayModelError, agreement, fit, read_choices, save_model
+    from agents.play_fit import PlayModelError, agreement, fit, log_loss, read_choices, save_model
     from allfives_env.engine.errors import RecordError
 
     if not 0 <= args.holdout <= 0.9:
@@ -31,7 +31,7 @@ def run(args) -> int:
         train, held = choices.split(args.holdout, args.seed) if args.holdout > 0 else (choices, None)
         if not train or (held is not None and not held):
             raise CLIError(f"{len(choices)} choices are too few to hold {args.holdout:g} of them out; lower --holdout")
-        weights = fit(train, args.l2)
+        model = fit(train, args.l2)
     except (RecordError, PlayModelError) as exc:
         raise CLIError(str(exc)) from None
     facts = {
@@ -41,21 +41,23 @@ def run(args) -> int:
         "choices": len(choices),
         "fitted_on": len(train),
         "held_out": len(held) if held is not None else 0,
-        "agreement": agreement(held, weights) if held is not None else None,
+        "agreement": agreement(held, model.weights) if held is not None else None,
         "expert_agreement": agreement(held, DEFAULT_WEIGHTS) if held is not None else None,
+        "log_loss": round(log_loss(held, model), 6) if held is not None else None,
     }
     try:
-        save_model(args.out, weights, **facts)
+        save_model(args.out, model, **facts)
     except OSError as exc:
         raise CLIError(f"cannot write {args.out}: {exc.strerror}") from None
     if args.json:
-        print_json_line({"weights": weights, **facts, "out": args.out})
+        print_json_line({"weights": model.weights, "scale": model.scale, **facts, "out": args.out})
         return 0
     print(f"{args.player}: {len(choices)} choices between two or more moves in {choices.games} games; fitted on {len(train)}")
-    for key, value in weights.items():
+    for key, value in model.weights.items():
         print(f"  {key:9} {value:8.3f}   (expert {DEFAULT_WEIGHTS[key]:g})")
+    print(f"  scale     {model.scale:8.3f}   (its chance of a move: softmax(scale * score))")
     if held is not None:
         print(f"held-out choices: {len(held)}; the fitted model's best move is the one chosen in {facts['agreement']:.1%} "
-              f"(expert's own weights: {facts['expert_agreement']:.1%})")
-    print(f"wrote {args.out}: use it as ismcts:belief=expert,bweights={args.out}[,opp=model]")
+              f"(expert's own weights: {facts['expert_agreement']:.1%}); log loss of its chances {facts['log_loss']:.4f} per choice")
+    print(f"wrote {args.out}: use it as ismcts:belief=expert,bweights={args.out}[,opp=model] (the other sides' play) or bpartner={args.out} (a partner's)")
     return 0

@@ -259,15 +259,19 @@ def replay_positions(game: Game) -> list[tuple[int, int, object, tuple]]:
     placement, with ``hand`` and ``placement`` counted from 0, ``view`` the ``PlayerView`` of the
     seat about to place (before it does) and ``event`` the play it made. The positions come from
     playing the game's own deals and placements again through a fresh ``Game``."""
+    return [(h, placement, again.view(again.current_player), event) for h, placement, again, event in replay_steps(game)]
+
+
+def replay_steps(game: Game):
+    """``replay_positions`` with the fresh ``Game`` itself in place of the view (its hidden hands
+    too), yielded before each placement is played in it: read it before asking for the next."""
     deals = [Deal(tuple(map(tuple, log.deal)), tuple(log.boneyard), log.starter) for log in game.hand_logs]
     again = Game(game.rules, game.seed, deals=deals, scores=list(game.initial_scores), max_hands=len(deals))
-    out = []
     for h, log in enumerate(game.hand_logs):
         placement = 0
         for event in log.events:
             if event[0] != PLAY:
                 continue  # draws and passes happen inside the engine's step before
-            out.append((h, placement, again.view(again.current_player), event))
+            yield h, placement, again, event
             again.step(action_id(event[2], play_end(event[3], placement == 0)))
             placement += 1
-    return out
