@@ -243,12 +243,12 @@ def spec_files(spec: str) -> dict[str, str]:
 def with_absolute_files(spec: str) -> str:
     """``spec`` with every policy file it opens as an absolute path (for workers in other folders)."""
     name, options = parse_spec(spec)
+    files = spec_files(spec)
     if AGENTS[name].takes_path:
-        return f"{name}:{os.path.abspath(options)}"
-    kinds = AGENTS[name].options
-    if not any(kinds[k].policy for k in options):
+        return f"{name}:{os.path.abspath(files['policy'])}"
+    if not files:
         return spec
-    items = [f"{k}={os.path.abspath(option_file(v)) if kinds[k].policy and v else v}" for k, v in options.items()]
+    items = [f"{k}={os.path.abspath(files[k]) if k in files else v}" for k, v in options.items()]
     return f"{name}:{','.join(items)}"
 
 

@@ -122,6 +122,8 @@ def test_policy_files_of_a_spec_are_checked_and_made_absolute(tmp_path, monkeypa
     spec = "ismcts:iters=5,policy=m.onnx,cpuct=2.0"
     assert with_absolute_files(spec) == resolve(spec) == f"ismcts:iters=5,policy={tmp_path / 'm.onnx'},cpuct=2.0"
     assert with_absolute_files("ismcts:iters=5") == "ismcts:iters=5"
+    team = "ismcts:belief=expert,bweights=w.json,bpartner=p.json,worlds=9"
+    assert with_absolute_files(team) == f"ismcts:belief=expert,bweights={tmp_path / 'w.json'},bpartner={tmp_path / 'p.json'},worlds=9"
     with pytest.raises(TournamentError, match="agent 'ismcts:policy=gone.zip': policy file not found: gone.zip"):
         check_specs(["ismcts:policy=gone.zip"])
     with pytest.raises(TournamentError, match="agent 'ismcts:belief=expert,bweights=gone.json': bweights file not found: gone.json"):
