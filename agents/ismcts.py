@@ -283,14 +283,12 @@ class ISMCTSAgent(Agent):
         prior = self.prior(view)
         cpuct = self.cpuct
         side_of = view.rules.side_of
-        root_scores = list(view.scores)
         values_of = self._valuer(view)
         root = _Node(-1)
         policy = self._policy
         c = self.c
         deadline = time.perf_counter() + self.seconds if self.seconds > 0 else None
         sample = self._world_sampler(view)
-        my_side = side_of[view.seat]
         movers = self._movers(view)
         iteration = 0
         while (iteration < self.iters) if deadline is None else (time.perf_counter() < deadline or iteration == 0):
