@@ -86,24 +86,32 @@ class Choices:
 _TERMS = ExpertAgent()
 
 
-def read_choices(paths, player: str) -> Choices:
-    """Every choice of the seats named ``player`` in the records of ``paths`` (``RecordError`` for a
-    bad file or record, ``PlayModelError`` when the player never chose between two moves)."""
-    out = Choices()
-    names: set[str] = set()
+def player_games(paths, player: str, names: set[str] | None = None):
+    """``(game, seats)`` for every record in ``paths`` in which ``player`` sat: the game replayed
+    through the engine and the seats named ``player`` (``RecordError`` for a bad file or record);
+    every player name the records give is added to ``names``."""
     for path in paths:
         for where, record in read_records(path):
             players = record.get("players") if isinstance(record, dict) else None
             if not isinstance(players, list):
                 continue  # a record without player names cannot say whose choices are whose
-            names.update(map(str, players))
+            if names is not None:
+                names.update(map(str, players))
             seats = {s for s, name in enumerate(players) if name == player}
-            if not seats:
-                continue
-            out.games += 1
-            for _, placement, view, event in replay_positions(replay_record(record, name=where)):
-                if view.seat in seats:
-                    out.add(view, action_id(event[2], play_end(event[3], placement == 0)))
+            if seats:
+                yield replay_record(record, name=where), seats
+
+
+def read_choices(paths, player: str) -> Choices:
+    """Every choice of the seats named ``player`` in the records of ``paths`` (``RecordError`` for a
+    bad file or record, ``PlayModelError`` when the player never chose between two moves)."""
+    out = Choices()
+    names: set[str] = set()
+    for game, seats in player_games(paths, player, names):
+        out.games += 1
+        for _, placement, view, event in replay_positions(game):
+            if view.seat in seats:
+                out.add(view, action_id(event[2], play_end(event[3], placement == 0)))
     if not out:
         known = ", ".join(sorted(names)) or "none named"
         raise PlayModelError(f"no choice of player {player!r} between two or more moves in {', '.join(map(str, paths))}; players there: {known}")
@@ -128,12 +136,9 @@ def fit(choices: Choices, l2: float = 1e-2, steps: int = 100) -> Fit:
 
     def objective(w):
         """The penalised log-likelihood, the moves' probabilities and the per-choice term means."""
-        z = fixed + x @ w
-        z -= np.maximum.reduceat(z, starts)[group]
-        e = np.exp(z)
-        total = np.add.reduceat(e, starts)
-        p = e / total[group]
-        value = z[chosen].sum() - np.log(total).sum() - penalty * (w @ w) / 2
+        log_p = _log_chances(fixed + x @ w, starts, group)
+        p = np.exp(log_p)
+        value = log_p[chosen].sum() - penalty * (w @ w) / 2
         return value, p, np.add.reduceat(p[:, None] * x, starts)
 
     w = np.zeros(len(TERMS))
@@ -162,10 +167,16 @@ def fit(choices: Choices, l2: float = 1e-2, steps: int = 100) -> Fit:
 def log_loss(choices: Choices, model: Fit) -> float:
     """The mean negative log chance ``model`` gives the move chosen, over ``choices``."""
     fixed, x, starts, chosen = choices.arrays()
-    z = np.minimum(fixed, 50.0) + model.scale * (x @ np.array([model.weights[k] for k in TERMS]))
     group = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(x))))
-    z -= np.maximum.reduceat(z, starts)[group]
-    return float(np.mean(np.log(np.add.reduceat(np.exp(z), starts)) - z[chosen]))
+    z = np.minimum(fixed, 50.0) + model.scale * (x @ np.array([model.weights[k] for k in TERMS]))
+    return float(-np.mean(_log_chances(z, starts, group)[chosen]))
+
+
+def _log_chances(z: np.ndarray, starts: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Per move, the log of its softmax over its choice's moves (``z`` the moves' logits, ``starts``
+    each choice's first move, ``group`` each move's choice)."""
+    z = z - np.maximum.reduceat(z, starts)[group]
+    return z - np.log(np.add.reduceat(np.exp(z), starts))[group]
 
 
 def agreement(choices: Choices, weights: dict[str, float]) -> float:

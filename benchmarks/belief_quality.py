@@ -37,11 +37,12 @@ from agents.belief import HiddenSampler, unseen_mask  # noqa: E402
 from agents.expert import ExpertAgent  # noqa: E402
 from agents.inference import DEFAULT_EPS, PlayEvidence  # noqa: E402
 from agents.ismcts import load_policy  # noqa: E402
+from agents.play_fit import player_games  # noqa: E402
 from agents.policy import check_trained_players  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
 from allfives_env.engine import Game  # noqa: E402
 from allfives_env.engine.errors import RecordError  # noqa: E402
-from allfives_env.engine.record import read_records, replay_record, replay_steps  # noqa: E402
+from allfives_env.engine.record import replay_steps  # noqa: E402
 from allfives_env.engine.rules import Rules  # noqa: E402
 from allfives_env.engine.tiles import mask_tiles  # noqa: E402
 
@@ -66,16 +67,11 @@ def recorded_positions(paths, player: str, count: int, seed: int) -> list[tuple]
     """``count`` (view, true hands) pairs at the seats named ``player`` in the records of ``paths``,
     chosen as ``positions`` chooses; ``RecordError`` for a bad record, ``ValueError`` when there are too few."""
     found = []
-    for path in paths:
-        for where, record in read_records(path):
-            players = record.get("players") if isinstance(record, dict) else None
-            seats = {s for s, name in enumerate(players) if name == player} if isinstance(players, list) else set()
-            if not seats:
-                continue
-            for _, _, game, _ in replay_steps(replay_record(record, name=where)):
-                view = game.view(game.current_player)
-                if view.seat in seats and len(view.legal_actions) > 1 and len(PlayEvidence(view)):
-                    found.append((view, list(game.hands)))
+    for game, seats in player_games(paths, player):
+        for _, _, again, _ in replay_steps(game):
+            view = again.view(again.current_player)
+            if view.seat in seats and len(view.legal_actions) > 1 and len(PlayEvidence(view)):
+                found.append((view, list(again.hands)))
     if len(found) < count:
         raise ValueError(f"{len(found)} positions of player {player!r} in {', '.join(map(str, paths))}, fewer than --positions {count}")
     return random.Random(seed).sample(found, count)
