@@ -8,7 +8,7 @@ the same vectors and facts. ``-ffp-contract=off`` (GCC, Clang) keeps the compile
 multiply and an add, which would round differently from Python's floats.
 
 The trained policies stay in ``models/`` at the root of the repository; a wheel (``pip install .``)
-carries a copy of ``models/*.zip|onnx|json`` and ``models/README.md`` inside the ``agents`` package,
+carries a copy of ``models/*.zip|onnx|json``, ``models/play/*.json`` and ``models/README.md`` inside the ``agents`` package,
 ``agents/model_files/``, where ``agents.models.model_path`` finds them with ``importlib.resources``.
 An editable install copies nothing: ``agents.models`` reads the checkout's ``models/`` directly.
 """
@@ -26,8 +26,11 @@ PACKAGE_DIR = os.path.join("agents", "model_files")  # agents.models.PACKAGE_DIR
 
 
 def model_files() -> list[str]:
-    here = os.path.dirname(os.path.abspath(__file__))
-    return sorted(f for pattern in MODEL_PATTERNS for f in glob.glob(os.path.join(here, MODELS, pattern)))
+    """The shipped files, relative to ``models/``: the policies and their cards, and ``play/*.json``
+    (the fitted models of play, ``agents.models.play_model_path``)."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), MODELS)
+    patterns = [*MODEL_PATTERNS, os.path.join("play", "*.json")]
+    return sorted(os.path.relpath(f, here) for pattern in patterns for f in glob.glob(os.path.join(here, pattern)))
 
 
 class build_py_with_models(build_py):
@@ -38,16 +41,17 @@ class build_py_with_models(build_py):
         if self.editable_mode:
             return
         target = os.path.join(self.build_lib, PACKAGE_DIR)
-        self.mkpath(target)
-        for source in model_files():
-            self.copy_file(source, os.path.join(target, os.path.basename(source)))
+        here = os.path.join(os.path.dirname(os.path.abspath(__file__)), MODELS)
+        for name in model_files():
+            self.mkpath(os.path.dirname(os.path.join(target, name)))
+            self.copy_file(os.path.join(here, name), os.path.join(target, name))
 
     def get_outputs(self, include_bytecode=1):
         outputs = super().get_outputs(include_bytecode)
         if self.editable_mode:
             return outputs
         target = os.path.join(self.build_lib, PACKAGE_DIR)
-        return outputs + [os.path.join(target, os.path.basename(f)) for f in model_files()]
+        return outputs + [os.path.join(target, name) for name in model_files()]
 
 
 class build_ext_exact(build_ext):

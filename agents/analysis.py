@@ -1,7 +1,7 @@
 """Move analysis: every legal move of a position with its estimated value and a 95% interval.
 
 For a seat's ``PlayerView``, ``analyze`` samples ``worlds`` possible worlds consistent with the
-view (hidden hands and boneyard order, ``agents.belief.determinize``: only what the seat can see
+view (hidden hands and boneyard order, ``agents.search.belief.determinize``: only what the seat can see
 is used) and, for each legal move, plays the move and then the rest of the hand in every world
 with a playout policy (an agent spec: ``greedy``, ``expert``, ``ppo:allfives_2p``, ...) at every
 seat. All moves are played out in the same worlds (common random numbers), so their differences
@@ -22,7 +22,7 @@ policy) then gives the exact result, and the intervals have zero width.
 
 With ``belief`` (a trained policy: a file or a shipped model's name) the worlds are weighted by
 how likely that network finds the placements the other seats chose this hand in each of them
-(``agents.inference``, as ``ismcts:belief=policy`` does): the values and win shares are weighted
+(``agents.search.inference``, as ``ismcts:belief=policy`` does): the values and win shares are weighted
 means, and their intervals use the effective number of worlds ``(sum w)^2 / sum w^2``
 (``effective_worlds`` in the result), so a few heavy worlds give wide intervals.
 """
@@ -38,12 +38,13 @@ from allfives_env.engine.rewards import zero_sum
 from allfives_env.engine.rules import Rules
 from allfives_env.lookahead import unseen_mask
 
-from .belief import determinize
-from .registry import make_agent
-from .tournament_stats import wilson_interval
+from .search.belief import determinize
+from .factory import make_agent
+from .search.options import SearchOptions
+from .intervals import wilson_interval
 
-#: the inference's softmax temperature (``ismcts``'s ``btemp`` default)
-BELIEF_TEMP = 0.5
+#: the inference's softmax temperature: ``ismcts``'s ``btemp`` default
+BELIEF_TEMP = SearchOptions.btemp
 #: the most worlds one analysis may sample (``allfives analyze`` and the server cap requests by it)
 MAX_WORLDS = 2000
 
@@ -68,7 +69,7 @@ def analyze(view, policy: str = "greedy", worlds: int = 200, seed: int = 0, seco
     count = 1 if exact else worlds
     rules = view.rules
     side = rules.side_of[view.seat]
-    agents = [make_agent(policy, seed=rng.getrandbits(63)) for _ in range(rules.num_players)]
+    agents = [make_agent(policy, seed=rng.getrandbits(63), rules=rules) for _ in range(rules.num_players)]
     legal = list(view.legal_actions)
     values: dict[int, list[float]] = {a: [] for a in legal}
     wins: dict[int, list[float]] = {a: [] for a in legal}  # 1 when the side won the game in that world
@@ -108,7 +109,7 @@ def analyze(view, policy: str = "greedy", worlds: int = 200, seed: int = 0, seco
             move.update(win=round(share, 4), win_low=round(low, 4), win_high=round(high, 4))
         moves.append(move)
     moves.sort(key=lambda m: (-m["value"], m["action"]))
-    result = {"seat": view.seat, "policy": policy, "worlds": played, "exact": exact, "moves": moves}
+    result = {"seat": view.seat, "policy": str(policy), "worlds": played, "exact": exact, "moves": moves}
     if belief:
         result.update(belief=belief, effective_worlds=round(effective, 1))
     return result
@@ -117,14 +118,14 @@ def analyze(view, policy: str = "greedy", worlds: int = 200, seed: int = 0, seco
 @functools.lru_cache(maxsize=4)
 def _load_network(belief: str):
     """The network a ``belief`` names, read once per process (the server analyses many positions)."""
-    from .ismcts import load_policy
+    from .search.ismcts import load_policy
 
     return load_policy(belief)
 
 
 def _belief_network(belief: str, rules):
     """The network ``belief`` names, refused (``ValueError``) for another number of players."""
-    from .policy import check_trained_players
+    from .nets.policy import check_trained_players
 
     network = _load_network(belief)
     trained = Rules.from_dict(network.rules) if network.rules else None
@@ -133,8 +134,8 @@ def _belief_network(belief: str, rules):
 
 
 def _world_weights(view, network, world_hands: list[list[int]], rng: random.Random) -> list[float]:
-    """The weight of each world (its hands) under the inference of ``agents.inference``, largest 1."""
-    from .inference import PlayEvidence
+    """The weight of each world (its hands) under the inference of ``agents.search.inference``, largest 1."""
+    from .search.inference import PlayEvidence
 
     evidence = PlayEvidence(view)
     if not len(evidence):

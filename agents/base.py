@@ -27,6 +27,12 @@ class Agent:
     def act(self, view) -> int:
         raise NotImplementedError
 
+    def networks(self) -> dict:
+        """The trained networks this agent reads, by the option naming each (``policy``...): the
+        ones checked against a game's players (``agents.nets.policy.check_policy_players``)."""
+        policy = getattr(self, "policy", None)
+        return {} if policy is None else {"policy": policy}
+
     def __call__(self, view) -> int:
         return self.act(view)
 

@@ -28,7 +28,7 @@ from allfives_env.engine.tiles import mask_pips
 from allfives_env.lookahead import context, move_facts
 
 from .base import Agent
-from .registry import check_options
+from .options import Option, check_options
 
 DEFAULT_WEIGHTS = {
     "points": 1.0,
@@ -41,6 +41,9 @@ DEFAULT_WEIGHTS = {
     "double": 1.5,
 }
 
+#: the options of ``expert``: its weights, any finite number (a negative weight reverses a term)
+OPTIONS = {name: Option(float, help=f"the weight of the {name} term (default {w:g})") for name, w in DEFAULT_WEIGHTS.items()}
+
 
 class ExpertAgent(Agent):
     """The heuristic described in the module docstring; options override the weights."""
@@ -50,7 +53,7 @@ class ExpertAgent(Agent):
     def __init__(self, seed: int | None = None, **weights: float) -> None:
         super().__init__(seed)
         self.weights = dict(DEFAULT_WEIGHTS)
-        self.weights.update(check_options("expert", weights))  # known names, finite numbers
+        self.weights.update(check_options("expert", weights, OPTIONS))  # known names, finite numbers
 
     def act(self, view) -> int:
         legal = view.legal_actions
@@ -84,7 +87,7 @@ class ExpertAgent(Agent):
         return out
 
     def terms(self, view) -> tuple[list[float], list[list[float]]]:
-        """``scores`` taken apart, for fitting the weights to a player's choices (``agents.play_fit``):
+        """``scores`` taken apart, for fitting the weights to a player's choices (``agents.search.play_fit``):
         per legal move, the part no weight scales (+1000 for reaching the target) and each term's
         value in ``DEFAULT_WEIGHTS``' order, so that a move's score is the part plus the terms'
         values times the weights (up to rounding; ``tests/test_play_fit.py`` checks it)."""

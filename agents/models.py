@@ -24,6 +24,8 @@ KINDS = {"zip": ".zip", "ppo": ".zip", "onnx": ".onnx", "json": ".json", "card":
 
 #: the folder, inside the ``agents`` package of a wheel, that holds the shipped model files
 PACKAGE_DIR = "model_files"
+#: the folder of the shipped models of play (``allfives fit-play``), inside a models folder
+PLAY_DIR = "play"
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
@@ -86,3 +88,39 @@ def model_path(name: str, kind: str = "onnx") -> Path:
 def load_card(name: str) -> dict:
     """The card (``NAME.json``) of shipped model ``name``, as a dict."""
     return json.loads(model_path(name, "json").read_text())
+
+
+def policy_file(kind: str, path: str) -> str:
+    """The file a path agent of ``kind`` (``ppo``, ``onnx``) opens for ``path``: ``path`` itself when it
+    is a file or looks like a path, else the shipped model of that name (``model_path``)."""
+    suffix = {"ppo": "zip", "onnx": "onnx"}.get(kind)
+    if suffix is None or Path(path).exists() or not is_model_name(path):
+        return path
+    try:
+        return str(model_path(path, suffix))
+    except FileNotFoundError:
+        return path  # the agent reports the missing file as before
+
+
+def play_model_path(name: str) -> Path:
+    """The file of shipped model of play ``name`` (``expert_2p``: ``models/play/expert_2p.json``, fitted
+    by ``allfives fit-play``); ``FileNotFoundError`` if there is none."""
+    if is_model_name(name):
+        for folder in model_dirs():
+            candidate = folder.joinpath(PLAY_DIR, name + ".json")
+            if candidate.is_file():
+                return Path(str(candidate))
+    raise FileNotFoundError(f"no shipped model of play {name!r}")
+
+
+def option_file(value: str) -> str:
+    """The file a file option (``policy=``, ``bweights=``...) opens: an ``.onnx`` path, else a
+    ``.zip``/``.npz``/``.json`` path, a shipped policy's zip (``policy_file``) or a shipped model of
+    play's file (``play_model_path``: ``bweights=expert_2p``)."""
+    found = policy_file("onnx" if value.lower().endswith(".onnx") else "ppo", value)
+    if found == value and is_model_name(value) and not Path(value).exists():
+        try:
+            return str(play_model_path(value))
+        except FileNotFoundError:
+            pass
+    return found

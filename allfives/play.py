@@ -158,16 +158,16 @@ def bot_preference(agent, view) -> tuple[int, str | None, list[str] | None]:
     return agent.act(view), None, None
 
 
-def hint_agent(spec: str, agents: dict, seed: int):
+def hint_agent(spec, agents: dict, seed: int, rules=None):
     """A separate agent for hints: a copy of a seated bot with that spec (sharing its loaded policy), else a new one."""
     from agents import make_agent
 
     for agent in agents.values():
-        if agent.name == spec and hasattr(agent, "policy"):
+        if agent.name == str(spec) and hasattr(agent, "policy"):
             twin = copy.copy(agent)
             twin.rng = random.Random(seed)
             return twin
-    return make_agent(spec, seed=seed)
+    return make_agent(spec, seed=seed, rules=rules)
 
 
 class PlaySession:

@@ -64,7 +64,7 @@ from allfives_env.engine.tiles import NUM_ACTIONS, NUM_TILES
 from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
 from allfives_env.inputs import as_action, as_seed
 from allfives_env.observation import OBS_SIZES, OBS_VERSION, action_mask, encoder
-from allfives_env.render import RENDER_MODES, render_as
+from allfives_env.render_modes import RENDER_MODES, render_as
 
 
 #: the columns of a row of ``infos[agent]["events"]``

@@ -1,7 +1,5 @@
-"""A readable text picture of a position, from one seat's view (used by ``render`` and the terminal game).
-
-``RENDER_MODES`` and ``render_as`` are the environments' ``render``: text for ``ansi`` and
-``human``, the frame of ``allfives_env.picture`` for ``rgb_array``.
+"""A readable text picture of a position, from one seat's view (used by ``render`` and the terminal game),
+and events and moves in words. The environments' render modes are in ``allfives_env.render_modes``.
 """
 
 from __future__ import annotations
@@ -160,16 +158,3 @@ def render_view(view, recent: int = 6) -> str:
     if history:
         lines.append("recent: " + "; ".join(event_text(e) for e in history[-recent:]))
     return "\n".join(lines)
-
-
-#: the render modes of both environments
-RENDER_MODES = ["ansi", "human", "rgb_array"]
-
-
-def render_as(view, mode: str):
-    """``render_view(view)`` for ``ansi`` and ``human``; the picture as an RGB array for ``rgb_array``."""
-    if mode == "rgb_array":
-        from allfives_env.picture import rgb
-
-        return rgb(view)
-    return render_view(view)

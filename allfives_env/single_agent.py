@@ -37,7 +37,7 @@ from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
 from allfives_env.inputs import as_action, as_seed
 from allfives_env.observation import OBS_SIZES, OBS_VERSION, encoder
 from allfives_env.opponents import RandomOpponent, as_opponents
-from allfives_env.render import RENDER_MODES, render_as
+from allfives_env.render_modes import RENDER_MODES, render_as
 
 
 class SingleAgentEnv(gym.Env):

@@ -172,7 +172,7 @@ def main(argv=None) -> int:
         parser.error("--modes takes keepalive and/or new; --clients, --requests and --rounds must be at least 1")
 
     from agents import make_agent
-    from agents.policy import trained_rules
+    from agents.nets.policy import trained_rules
 
     rules = trained_rules(make_agent(args.policy)) or Rules.make()
     bodies = requests_from_games(rules, 400, seed=1)

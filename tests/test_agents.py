@@ -5,8 +5,8 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from agents import AGENTS, FunctionAgent, make_agent, parse_spec
-from agents.belief import TILES_WITH_PIPS, sample_hidden, unseen_mask
+from agents import AGENTS, AgentSpec, FunctionAgent, make_agent
+from agents.search.belief import TILES_WITH_PIPS, sample_hidden, unseen_mask
 from agents.greedy import GreedyAgent
 from allfives_env.engine import Deal, Game, Rules
 from helpers import A, T, game_from
@@ -124,13 +124,14 @@ def test_sampled_hidden_hands_are_consistent_with_the_view(players, seed, moves)
 
 
 def test_registry_parses_specs_and_names_problems():
-    assert parse_spec("ismcts:iters=400,rollout=greedy") == ("ismcts", {"iters": 400, "rollout": "greedy"})
-    assert parse_spec("expert:threat=0.5") == ("expert", {"threat": 0.5})
+    spec = AgentSpec.parse("ismcts:iters=400,rollout=greedy")
+    assert (spec.kind, spec.option_dict(), str(spec)) == ("ismcts", {"iters": 400, "rollout": "greedy"}, "ismcts:iters=400,rollout=greedy")
+    assert AgentSpec.parse("expert:threat=0.5").option_dict() == {"threat": 0.5}
     agent = make_agent("ismcts:iters=50,c=1.2", seed=1)
     assert agent.iters == 50 and agent.c == 1.2 and agent.name == "ismcts:iters=50,c=1.2"
     with pytest.raises(ValueError, match="unknown agent 'alphago'; available: random, greedy"):
         make_agent("alphago")
-    with pytest.raises(ValueError, match="agent 'ismcts' has no option 'depth'; its options: iters, seconds, rollout, c, policy, cpuct, temp, guide, belief, worlds, bpolicy, bweights, bpartner, btemp, beps, stop, value, select, opp"):
+    with pytest.raises(ValueError, match="agent 'ismcts' has no option 'depth'; its options: iters, seconds, rollout, c, policy, cpuct, temp, guide, select, belief, worlds, bpolicy, bweights, bpartner, btemp, beps, opp, stop, value"):
         make_agent("ismcts:depth=3")
     with pytest.raises(ValueError, match="option iters='many' is not a valid int"):
         make_agent("ismcts:iters=many")

@@ -111,7 +111,7 @@ def test_the_cli_reads_a_record_or_a_json_position(tmp_path):
 
 def test_weighted_worlds_are_a_weighted_mean_over_the_same_worlds():
     from agents import analysis
-    from agents.inference import PlayEvidence
+    from agents.search.inference import PlayEvidence
 
     game, view = midgame_view(moves=7)
     assert len(PlayEvidence(view)), "the position has other seats' choices to weigh by"

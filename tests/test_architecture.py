@@ -78,3 +78,69 @@ def test_environments_work_beside_a_users_own_agents_and_train_modules(tmp_path)
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+def import_cycles(graph, modules) -> list[list[str]]:
+    """The strongly connected groups of two or more ``modules`` in ``graph`` (Tarjan): each an import circle."""
+    modules = set(modules)
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(start):
+        work = [(start, iter(sorted(graph.find_modules_directly_imported_by(start) & modules)))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child) & modules))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        top = stack.pop()
+                        on_stack.discard(top)
+                        group.append(top)
+                        if top == node:
+                            break
+                    if len(group) > 1:
+                        found.append(sorted(group))
+
+    for module in sorted(modules):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_import_circles_anywhere_in_the_package_tree(graph):
+    assert import_cycles(graph, graph.modules) == []
+
+
+def test_the_cycle_finder_finds_a_circle():
+    sketch = grimp.ImportGraph()
+    for a, b in (("p.a", "p.b"), ("p.b", "p.c"), ("p.c", "p.a"), ("p.c", "p.d")):
+        sketch.add_import(importer=a, imported=b)
+    assert import_cycles(sketch, sketch.modules) == [["p.a", "p.b", "p.c"]]
+
+
+def test_the_engine_contract_covers_modules_it_does_not_name(tmp_path):
+    # the contract forbids allfives_env.* by wildcard: a module added to the library tomorrow is covered
+    for name in PACKAGES:
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    (tmp_path / "allfives_env" / "brand_new.py").write_text('"""A module no contract names."""\n')
+    with open(tmp_path / "allfives_env" / "engine" / "seeding.py", "a", encoding="utf-8") as f:
+        f.write("\n\ndef _sneaky():\n    from allfives_env import brand_new\n\n    return brand_new\n")
+    result = lint_imports(tmp_path)
+    assert result.returncode != 0
+    assert "allfives_env.engine.seeding -> allfives_env.brand_new" in result.stdout

@@ -190,7 +190,7 @@ def test_belief_quality_takes_positions_from_records_and_measures_an_agents_own_
     result = run_cli("tournament", "--players", "4", "--agents", player, "expert", "--games", "2", "--seed", "3", "--workers", "1", "--out", records)
     assert result.returncode == 0, result.stderr
     script = [sys.executable, str(ROOT / "benchmarks" / "belief_quality.py"), "--players", "4", "--positions", "6"]
-    agents = ["ismcts:belief=expert,worlds=30", "ismcts:worlds=30"]
+    agents = ["ismcts:belief=expert,worlds=30", "ismcts:iters=30"]
     result = subprocess.run([*script, "--records", str(records / "games.jsonl"), "--player", player, "--beliefs", "uniform:30", "--agents", *agents],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
@@ -208,7 +208,7 @@ def test_belief_quality_takes_positions_from_records_and_measures_an_agents_own_
     for args, message in ((["--records", str(records / "games.jsonl")], "--records and --player go together"),
                           (["--records", str(records / "games.jsonl"), "--player", "bob"], "0 positions of player 'bob'"),
                           (["--agents", "expert"], "--agents: 'expert' is not an ismcts spec"),
-                          (["--agents", "ismcts:bpartner=x.json"], "--agents: agent 'ismcts': option bpartner=x.json weighs a partner's choices in belief=expert")):
+                          (["--agents", "ismcts:bpartner=x.json"], "--agents: agent 'ismcts': option bpartner=x.json needs belief=expert")):
         bad = subprocess.run([*script, *args], capture_output=True, text=True, timeout=120)
         assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
 

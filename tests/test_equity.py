@@ -1,4 +1,4 @@
-"""The match equity table (agents/equity.py) and ``ismcts:value=equity``."""
+"""The match equity table (agents/search/equity.py) and ``ismcts:value=equity``."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import random
 import numpy as np
 import pytest
 
-from agents.equity import UNIT, EquityError, MatchEquity, hand_outcomes
-from agents.ismcts import ISMCTSAgent
+from agents.search.equity import UNIT, EquityError, MatchEquity, hand_outcomes
+from agents.search.ismcts import ISMCTSAgent
 from allfives_env.engine import Game, Rules
 
 HANDS = 300  # a small distribution keeps the tests quick; the shipped default counts more

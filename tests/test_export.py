@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.policy import NumpyPolicy, PolicyFileError
+from agents.nets.policy import NumpyPolicy, PolicyFileError
 from allfives_env.observation import OBS_SIZE, OBS_SIZES, OBS_VERSION
 from train.export import ExportError, export_onnx
 from train.parity import check_parity, sample_observations, torch_logits
@@ -21,7 +21,7 @@ def make_model(kind: str, path: Path, metadata: dict | None = None) -> Path:
     """An untrained policy with large random weights (so argmax choices are decisive), saved like training does."""
     from sb3_contrib import MaskablePPO
 
-    from agents.network import AllFivesPolicy
+    from train.network import AllFivesPolicy
     from allfives_env.single_agent import SingleAgentEnv
     from train.callbacks import save_model
 
@@ -105,7 +105,7 @@ def test_export_errors_name_the_problem(tmp_path):
 def test_onnx_file_for_another_layout_is_refused(exported, tmp_path):
     import onnx
 
-    from agents.onnx_agent import OnnxPolicy
+    from agents.nets.onnx_agent import OnnxPolicy
 
     _, onnx_path, _ = exported
     graph = onnx.load(str(onnx_path))

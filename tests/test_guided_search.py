@@ -5,7 +5,7 @@ import os
 import pytest
 
 from agents import make_agent
-from agents.policy import PolicyFileError, PolicyPlayersError, check_policy_players
+from agents.nets.policy import PolicyFileError, PolicyPlayersError, check_policy_players
 from allfives_env.engine import Game, Rules
 
 GUIDED = "ismcts:iters=12,policy=allfives_2p"
@@ -110,9 +110,15 @@ def test_bad_policies_are_named():
 
 
 def test_policy_files_of_a_spec_are_checked_and_made_absolute(tmp_path, monkeypatch):
-    from agents.registry import spec_files, with_absolute_files
+    from agents import AgentSpec
     from agents.tournament import TournamentError, check_specs
-    from agents.tournament_ray import resolve
+    from agents.tournament.on_ray import resolve
+
+    def spec_files(text):
+        return AgentSpec.parse(text).files()
+
+    def with_absolute_files(text):
+        return AgentSpec.parse(text).with_absolute_files().text()
 
     shipped = spec_files("ismcts:policy=allfives_2p")["policy"]
     assert shipped.endswith("allfives_2p.zip") and os.path.isabs(shipped)
@@ -120,7 +126,7 @@ def test_policy_files_of_a_spec_are_checked_and_made_absolute(tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     (tmp_path / "m.onnx").write_bytes(b"")
     spec = "ismcts:iters=5,policy=m.onnx,cpuct=2.0"
-    assert with_absolute_files(spec) == resolve(spec) == f"ismcts:iters=5,policy={tmp_path / 'm.onnx'},cpuct=2.0"
+    assert with_absolute_files(spec) == resolve(AgentSpec.parse(spec)).text() == f"ismcts:iters=5,policy={tmp_path / 'm.onnx'},cpuct=2"
     assert with_absolute_files("ismcts:iters=5") == "ismcts:iters=5"
     team = "ismcts:belief=expert,bweights=w.json,bpartner=p.json,worlds=9"
     assert with_absolute_files(team) == f"ismcts:belief=expert,bweights={tmp_path / 'w.json'},bpartner={tmp_path / 'p.json'},worlds=9"

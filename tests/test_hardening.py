@@ -8,8 +8,8 @@ import gymnasium
 import numpy as np
 import pytest
 
-from agents import make_agent, parse_spec
-from agents.policy import NumpyPolicy, PolicyFileError
+from agents import AgentSpec, make_agent
+from agents.nets.policy import NumpyPolicy, PolicyFileError
 from allfives_env.aec import env, raw_env
 from allfives_env.engine import Game, GameOverError, Rules
 from allfives_env.engine.tiles import NUM_ACTIONS
@@ -146,23 +146,21 @@ def test_seeds_follow_gymnasium(make):
         ("ismcts:rollout=smart", "option rollout='smart' must be one of greedy, random, expert"),
     ],
 )
-def test_bad_option_values_are_refused_by_parse_spec(spec, message):
+def test_bad_option_values_are_refused_by_the_spec_parser(spec, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        parse_spec(spec)
+        AgentSpec.parse(spec)
 
 
 def test_good_option_values_still_parse():
-    assert parse_spec("ismcts:iters=1,seconds=0.5,c=0,rollout=random") == (
-        "ismcts",
-        {"iters": 1, "seconds": 0.5, "c": 0.0, "rollout": "random"},
-    )
-    assert parse_spec("expert:points=-2.5") == ("expert", {"points": -2.5})
+    spec = AgentSpec.parse("ismcts:iters=1,seconds=0.5,c=0,rollout=random")
+    assert (spec.kind, spec.option_dict()) == ("ismcts", {"iters": 1, "seconds": 0.5, "c": 0.0, "rollout": "random"})
+    assert AgentSpec.parse("expert:points=-2.5").option_dict() == {"points": -2.5}
 
 
 def test_agents_built_directly_check_their_options_too():
     from agents import AGENTS
     from agents.expert import DEFAULT_WEIGHTS, ExpertAgent
-    from agents.ismcts import ROLLOUTS, ISMCTSAgent
+    from agents.search.ismcts import ROLLOUTS, ISMCTSAgent
 
     assert AGENTS["ismcts"].options["rollout"].choices == ROLLOUTS
     assert set(AGENTS["expert"].options) == set(DEFAULT_WEIGHTS)
@@ -235,7 +233,7 @@ def onnx_metadata(rules) -> dict:
 
 
 def test_check_policy_players_is_the_servers_message(tmp_path):
-    from agents.policy import check_policy_players
+    from agents.nets.policy import check_policy_players
 
     agent = make_agent(f"ppo:{npz_policy(tmp_path / 'p4.npz', {'num_players': 4})}")
     with pytest.raises(ValueError, match=r"the policy ppo:.*p4\.npz was trained for 4 players in partnerships \(rules \{"):

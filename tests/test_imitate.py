@@ -108,7 +108,7 @@ def test_a_damaged_imitation_report_costs_the_card_nothing_but_itself(tmp_path, 
 
 def test_a_student_round_pickles_to_the_worker_processes():
     """DAgger rounds send the student (a numpy policy, ReLU here) to the workers: same positions as in one process."""
-    from agents.policy import NumpyPolicy
+    from agents.nets.policy import NumpyPolicy
 
     rng = np.random.default_rng(0)
     size = OBS_SIZES[2]
@@ -239,7 +239,7 @@ def test_total_steps_0_is_behaviour_cloning_alone_and_needs_a_teacher(tmp_path):
     card = json.loads((run_dir / "card.json").read_text())
     assert card["steps"] == 0 and card["imitation"][0]["positions"] > 0
     # the model is the cloned one: the warm start's checkpoint and the final model hold the same weights
-    from agents.policy import NumpyPolicy
+    from agents.nets.policy import NumpyPolicy
 
     final, cloned = NumpyPolicy.load(run_dir / "final.zip"), NumpyPolicy.load(run_dir / "checkpoints" / "step_0000000000.zip")
     obs = np.random.default_rng(0).random((5, final.obs_size), dtype=np.float32)

@@ -1,4 +1,4 @@
-"""Inference from play (``agents.inference``): the hands rebuilt at each past choice, the weights, and
+"""Inference from play (``agents.search.inference``): the hands rebuilt at each past choice, the weights, and
 the search that samples its worlds by them (``ismcts:belief=policy``)."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import random
 import numpy as np
 import pytest
 
-from agents.action_features import action_features, pair_features
-from agents.belief import sample_hidden
+from agents.nets.action_features import action_features, pair_features
+from agents.search.belief import sample_hidden
 from agents.expert import ExpertAgent
-from agents.inference import PlayEvidence
-from agents.ismcts import load_policy
-from agents.registry import make_agent
+from agents.search.inference import PlayEvidence
+from agents.search.ismcts import load_policy
+from agents import make_agent
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.view import PlayerView
 
@@ -238,12 +238,12 @@ def test_bpolicy_is_the_model_of_play_and_the_prior_stays_policy():
     worlds = [sample_hidden(view, random.Random(2))[0] for _ in range(20)]
     evidence = PlayEvidence(view)
     assert not np.array_equal(evidence.log_weights(worlds, plain.play_model, random.Random(3)), evidence.log_weights(worlds, other.play_model, random.Random(3)))
-    with pytest.raises(ValueError, match="bpolicy=allfives_2p is the model of play of belief=policy; belief is uniform"):
+    with pytest.raises(ValueError, match="bpolicy=allfives_2p needs belief=policy; with belief=uniform it would be ignored"):
         make_agent("ismcts:policy=allfives_2p,bpolicy=allfives_2p")
 
 
 def test_a_model_of_play_for_other_players_is_refused_where_policies_are():
-    from agents.policy import check_policy_players
+    from agents.nets.policy import check_policy_players
 
     agent = make_agent("ismcts:iters=20,policy=allfives_2p,belief=policy,bpolicy=allfives_4p")
     with pytest.raises(ValueError, match="trained for 4 players in partnerships"):

@@ -1,4 +1,4 @@
-"""Table-driven tests of the layout: RULES.md's worked examples, the spinner, naming the ends."""
+"""Table-driven tests of the layout: docs/specification.md's worked examples, the spinner, naming the ends."""
 
 import pytest
 
@@ -6,7 +6,7 @@ from allfives_env.engine import Layout
 from allfives_env.engine.tiles import CLOSED, EAST, NORTH, SOUTH, WEST, END_INDEX
 from helpers import T
 
-# (placements as (tile, end), expected (count, points) after each), RULES.md "Worked examples" first
+# (placements as (tile, end), expected (count, points) after each), docs/specification.md "Worked examples" first
 WORKED_EXAMPLES = {
     "spinner led, four arms": (
         [("5-5", "lead"), ("5-2", "west"), ("5-3", "east"), ("5-6", "north"), ("5-4", "south")],

@@ -73,8 +73,8 @@ def test_the_mask_is_only_used_inside_one_call(tmp_path):
 def test_bfloat16_hidden_layers_train_float32_weights_and_export_as_float32(tmp_path):
     from sb3_contrib import MaskablePPO
 
-    from agents.network import AllFivesPolicy
-    from agents.policy import NumpyPolicy
+    from train.network import AllFivesPolicy
+    from agents.nets.policy import NumpyPolicy
     from allfives_env.single_agent import SingleAgentEnv
     from train.callbacks import save_model
 
@@ -99,7 +99,7 @@ def test_bfloat16_hidden_layers_train_float32_weights_and_export_as_float32(tmp_
     actor = NumpyPolicy.from_sb3(policy)
     np.testing.assert_allclose(actor.logits(obs[:4].numpy())[masks[:4].numpy()], full.action_net(full.mlp_extractor.forward_actor(obs[:4])).detach().numpy()[masks[:4].numpy()], rtol=1e-4, atol=1e-4)
     # exported to ONNX in float32 (onnxruntime has no bfloat16 Gemm on CPU), as NumpyPolicy
-    from agents.onnx_agent import OnnxPolicy
+    from agents.nets.onnx_agent import OnnxPolicy
     from train.export import export_onnx
 
     export_onnx(tmp_path / "bf16.zip", tmp_path / "bf16.onnx")

@@ -8,11 +8,11 @@ import random
 import numpy as np
 import pytest
 
-from agents.belief import determinize, sample_hidden
+from agents.search.belief import determinize, sample_hidden
 from agents.expert import ExpertAgent
 from agents.greedy import greedy_action
-from agents.inference import PlayEvidence
-from agents.registry import make_agent
+from agents.search.inference import PlayEvidence
+from agents import make_agent
 from allfives_env.engine import Game
 
 from test_inference import _two_games_differing_in_hidden_tiles
@@ -70,7 +70,7 @@ def test_an_opponent_model_never_sees_hidden_tiles_and_repeats_for_a_seed(spec):
 
 def test_opp_model_needs_a_model_of_play():
     for opp in ("model", "all"):
-        with pytest.raises(ValueError, match=f"opp={opp} plays the other seats by the model of play of belief=policy or belief=expert; belief is uniform"):
+        with pytest.raises(ValueError, match=f"opp={opp} needs belief=policy|expert; with belief=uniform it would be ignored"):
             make_agent(f"ismcts:opp={opp}")
     with pytest.raises(ValueError, match="option opp='best' must be one of search, model, all"):
         make_agent("ismcts:belief=expert,opp=best")

@@ -1,5 +1,5 @@
 """A fitted model of a partner's play (``ismcts:belief=expert,bpartner=FILE``): its chances of each
-move (``agents.play_fit.PlayModel``), the partner's choices weighing the worlds, and ``opp=all``
+move (``agents.search.play_fit.PlayModel``), the partner's choices weighing the worlds, and ``opp=all``
 playing the partner by it."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from agents.expert import ExpertAgent
-from agents.inference import PlayEvidence
-from agents.play_fit import Choices, Fit, PlayModelError, load_play_model, log_loss, save_model
-from agents.registry import make_agent
+from agents.search.inference import PlayEvidence
+from agents.search.play_fit import Choices, Fit, PlayModelError, load_play_model, log_loss, save_model
+from agents import make_agent
 from allfives_env.engine import Deal, Game, Rules
 from allfives_env.engine.tiles import mask_tiles
 
@@ -139,7 +139,7 @@ def test_a_partner_model_never_sees_hidden_tiles_and_repeats_for_a_seed(model_fi
 
 
 def test_bad_partner_models_are_named(model_file, tmp_path):
-    with pytest.raises(ValueError, match="bpartner=.* weighs a partner's choices in belief=expert; belief is uniform"):
+    with pytest.raises(ValueError, match="bpartner=.* needs belief=expert; with belief=uniform it would be ignored"):
         make_agent(f"ismcts:bpartner={model_file}")
     old = tmp_path / "old.json"
     data = json.loads(model_file.read_text())

@@ -179,7 +179,7 @@ def test_missing_policy_file_is_named(tmp_path):
 
 
 def test_policy_file_opponent_and_its_hint_probabilities(tmp_path):
-    from agents.policy import NumpyPolicy
+    from agents.nets.policy import NumpyPolicy
     from allfives_env.observation import OBS_SIZE, OBS_VERSION
 
     rng = np.random.default_rng(0)

@@ -1,4 +1,4 @@
-"""Models of play fitted to records (``agents.play_fit``, ``allfives fit-play``) and their use by ``ismcts``."""
+"""Models of play fitted to records (``agents.search.play_fit``, ``allfives fit-play``) and their use by ``ismcts``."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from agents.expert import DEFAULT_WEIGHTS, ExpertAgent
-from agents.play_fit import TERMS, PlayModelError, agreement, fit, load_model, read_choices
-from agents.registry import make_agent
+from agents.search.play_fit import TERMS, PlayModelError, agreement, fit, load_model, read_choices
+from agents import make_agent
 from allfives_env.engine import Game, Rules
 
 from helpers import run_cli
@@ -97,5 +97,5 @@ def test_bad_records_players_and_model_files_are_named(records, tmp_path):
             load_model(path)
         with pytest.raises(ValueError, match=problem):
             make_agent(f"ismcts:belief=expert,bweights={path}")
-    with pytest.raises(ValueError, match="bweights=m.json is the model of play of belief=expert; belief is uniform"):
+    with pytest.raises(ValueError, match="bweights=m.json needs belief=expert; with belief=uniform it would be ignored"):
         make_agent("ismcts:bweights=m.json")

@@ -10,7 +10,7 @@ import time
 import pytest
 from helpers import run_cli
 
-from agents.cluster import ClusterError, check_address, import_ray
+from agents.tournament.cluster import ClusterError, check_address, import_ray
 from agents.tournament import TournamentError, run_tournament
 from allfives_env.engine import Rules
 

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.usefixtures("one_ray_at_a_time")
 @pytest.mark.slow
 def test_train_resume_export_and_play_the_rllib_policy(tmp_path):
     pytest.importorskip("ray.rllib")
-    from agents.onnx_agent import OnnxAgent
+    from agents.nets.onnx_agent import OnnxAgent
     from agents.tournament import play_game
     from allfives_env.engine import Rules
     from train.rllib_export import check_rllib_parity, rllib_checkpoint
@@ -125,7 +125,7 @@ def test_self_play_snapshots_reach_every_runners_environments(tmp_path):
     import agents
     import allfives_env
     import train
-    from agents.cluster import connect
+    from agents.tournament.cluster import connect
     from train.pool import OpponentPool
     from train.rllib import MODULE, Snapshot, build_algorithm, send_pool
     from train.rllib_config import load_rllib_config

@@ -181,7 +181,7 @@ def test_health_names_the_policy_and_its_rules(onnx_server, expert_server):
 
 
 def test_onnx_policy_answers_legal_moves_in_real_2p_games(onnx_server, policy_files):
-    from agents.onnx_agent import OnnxAgent
+    from agents.nets.onnx_agent import OnnxAgent
 
     direct = OnnxAgent(str(policy_files[1]))
     n = 0

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agents import make_agent
-from agents.policy import read_zip_metadata
+from agents.nets.policy import read_zip_metadata
 from allfives_env.engine import Game, Rules
 
 MODELS = Path(__file__).resolve().parent.parent / "models"

@@ -13,9 +13,9 @@ from agents.tournament import (
     check_specs,
     make_schedule,
     run_tournament,
-    split_agent_specs,
 )
-from agents.tournament_stats import wilson_interval
+from agents.spec import split_specs as split_agent_specs
+from agents.tournament.stats import wilson_interval
 from allfives_env.engine import Rules
 from allfives_env.engine.record import replay_record
 from helpers import run_cli
@@ -83,6 +83,12 @@ def test_split_agent_specs_keeps_options_together():
         "ismcts:iters=5,rollout=greedy",
         "ppo:m.zip",
         "random",
+    ]
+    # a path with ':' in an option value stays with its spec; a named bot starts a new one
+    assert split_agent_specs("ismcts:iters=5,policy=C:/m.zip,strong,expert:threat=0.5") == [
+        "ismcts:iters=5,policy=C:/m.zip",
+        "strong",
+        "expert:threat=0.5",
     ]
 
 

@@ -148,7 +148,7 @@ def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
 
 def test_evaluation_in_worker_processes_matches_one_process():
     """eval.workers > 1: the learner (a numpy policy object) is saved for the workers; same games, same rows."""
-    from agents.policy import NumpyPolicy, PPOAgent
+    from agents.nets.policy import NumpyPolicy, PPOAgent
     from allfives_env.engine import Rules
     from train.evaluate import evaluate
 

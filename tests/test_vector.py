@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
-from agents.policy import PPOAgent
+from agents.nets.policy import PPOAgent
 from allfives_env.engine import IllegalMoveError
 from train.config import load_config
 from train.envs import make_env_fn

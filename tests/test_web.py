@@ -61,7 +61,7 @@ def play_out(server, state, rng, hints=0):
 
 
 @pytest.mark.parametrize("rules, bots", [
-    ({"num_players": 3, "target_score": 40, "hand_size": "five", "boneyard_reserve": 2}, [None, "search", "greedy"]),
+    ({"num_players": 3, "target_score": 40, "hand_size": "five", "boneyard_reserve": 2}, [None, "fast", "greedy"]),
     ({"num_players": 4, "partnerships": False, "target_score": 40, "hand_end": "winner_takes"}, [None, "expert", "random", "greedy"]),
 ])
 def test_whole_games_through_the_api_give_records_the_engine_replays(rules, bots, tmp_path):
@@ -94,9 +94,11 @@ def test_options_and_the_page_files():
         status, options, _ = call(server, "GET", "/api/options")
         assert status == 200
         ids = [b["id"] for b in options["bots"]]
-        assert {"allfives_2p", "allfives_4p", "expert", "greedy", "search", "search_allfives_2p"} <= set(ids)
-        assert next(b for b in options["bots"] if b["id"] == "allfives_4p")["players"] == {"num_players": 4, "partnerships": True}
-        assert next(b for b in options["bots"] if b["id"] == "search_allfives_4p")["players"] == {"num_players": 4, "partnerships": True}
+        # the menu is the named bots that play every opponent alike (agents.bots, the one list), then the baselines
+        assert ids == ["fast", "strong", "strongest", "expert", "greedy", "random"]
+        games = [{"num_players": 2, "partnerships": False}, {"num_players": 3, "partnerships": False}, {"num_players": 4, "partnerships": True}]
+        assert next(b for b in options["bots"] if b["id"] == "strong")["games"] == games
+        assert next(b for b in options["bots"] if b["id"] == "expert")["games"] is None
         assert [o["name"] for o in options["rules"]][:2] == ["num_players", "partnerships"]
         status, html, headers = call(server, "GET", "/")
         assert status == 200 and headers["Content-Type"].startswith("text/html") and b"/static/app.js" in html
@@ -120,7 +122,8 @@ BAD_GAMES = [
     ({"seat": 2}, 422, "seat must be your seat 0..1"),
     ({"bots": ["expert"]}, 422, "bots must be a list of 2 bot ids"),
     ({"bots": [None, "ppo:/etc/passwd"]}, 422, "bots[1]: unknown bot \"ppo:/etc/passwd\""),
-    ({"bots": [None, "allfives_4p"]}, 422, "seat 1: bot 'allfives_4p': the policy onnx:allfives_4p was trained for 4 players"),
+    ({"rules": {"num_players": 4, "partnerships": False}, "bots": [None, "strong", None, None]}, 422,
+     "seat 1: bot 'strong': bot 'strong' has no setting for 4 players, cut-throat"),
     ({"hint": "nobody"}, 422, "hint: unknown bot"),
     ({"seed": -1}, 422, "seed must be an integer"),
 ]

@@ -79,7 +79,7 @@ class NetConfig:
     """Sizes of the policy (``pi``) and value (``vf``) networks."""
 
     #: "scorer": the project's policy that scores every action with one shared network
-    #: (agents/network.py); "mlp": SB3's plain MLP policy
+    #: (train/network.py); "mlp": SB3's plain MLP policy
     policy: str = "scorer"
     pi: list[int] = field(default_factory=lambda: [256, 256])
     vf: list[int] = field(default_factory=lambda: [256, 256])
@@ -334,7 +334,7 @@ def validate(config: TrainConfig) -> None:
     """Checks that need more than types: ranges, known choices, agent specs, MaskablePPO values.
 
     ``config.ppo`` is normalised in place (``n_steps: 128.0`` -> 128, ``"3e-4"`` -> 0.0003)."""
-    from agents.network import PRECISIONS  # torch, which training needs anyway
+    from train.network import PRECISIONS  # torch, which training needs anyway
 
     check_game_and_pool(config.game, config.pool)
     if not (0 <= config.seed < 2**32):
@@ -407,15 +407,15 @@ def check_game_and_pool(game, pool: PoolConfig) -> None:
 def _check_agent(spec, key: str) -> None:
     """Parse the spec and build the agent (a file agent: check that its file exists), so that an
     agent's own value checks fail now rather than in the middle of a run."""
-    from agents import AGENTS, make_agent, parse_spec
+    from agents import AgentSpec, make_agent
 
     try:
-        name, options = parse_spec(spec)
-        if AGENTS[name].takes_path:
-            if not Path(options).is_file():
-                raise ValueError(f"file not found: {options}")
+        parsed = AgentSpec.parse(spec)
+        if parsed.path:
+            if not Path(parsed.path).is_file():
+                raise ValueError(f"file not found: {parsed.path}")
         else:
-            make_agent(spec)
+            make_agent(parsed)
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"{key}: agent {spec!r}: {exc}") from None
 

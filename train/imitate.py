@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from agents import make_agent
-from agents.policy import NumpyPolicy, PPOAgent
+from agents.nets.policy import NumpyPolicy, PPOAgent
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.observation import OBS_SIZES
 

@@ -40,13 +40,11 @@ def torch_logits(model, obs: np.ndarray) -> np.ndarray:
 
 def check_parity(model_path, onnx_path, count: int = 10_000, seed: int = 0) -> dict:
     """Max |ONNX - torch| logit difference and the share of identical masked argmax choices."""
-    from sb3_contrib import MaskablePPO
+    from agents.nets.onnx_agent import OnnxPolicy
 
-    from agents.onnx_agent import OnnxPolicy
+    from train.network import in_float32, load_ppo
 
-    from agents.network import in_float32
-
-    model = MaskablePPO.load(model_path, device="cpu")
+    model = load_ppo(model_path, device="cpu")
     in_float32(model.policy)
     onnx = OnnxPolicy(onnx_path)
     rules = Rules.from_dict(onnx.rules) if onnx.rules else Rules.make()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agents.policy import NumpyPolicy
+from agents.nets.policy import NumpyPolicy
 
 
 class OpponentPool:

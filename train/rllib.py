@@ -46,7 +46,7 @@ def train_rllib(cfg: RLlibConfig, run_dir, resume: bool = False, progress: bool 
     """Train (or resume) a run; return its card (config, steps, wall time, final evaluation)."""
     import train
 
-    from agents.cluster import ClusterError, cluster_cpus, connect
+    from agents.tournament.cluster import ClusterError, cluster_cpus, connect
 
     # 0. checks before anything is written ------------------------------------------------------
     run_dir = Path(run_dir)

@@ -66,7 +66,7 @@ def position_view(path: str):
 
 def run(args) -> int:
     from agents.analysis import MAX_WORLDS, analyze, format_analysis
-    from agents.registry import parse_spec
+    from agents import AgentSpec
     from allfives_env.engine.errors import RecordError
 
     if not 1 <= args.worlds <= MAX_WORLDS:
@@ -77,7 +77,7 @@ def run(args) -> int:
         if getattr(args, flag) < 1:
             raise CLIError(f"--{flag} must be at least 1, got {getattr(args, flag)}")
     try:
-        parse_spec(args.policy)
+        policy = AgentSpec.parse(args.policy)
     except ValueError as exc:
         raise CLIError(f"--policy: {exc}") from None
     try:
@@ -86,7 +86,7 @@ def run(args) -> int:
         print(f"invalid record: {exc}", file=sys.stderr)
         return 1
     try:
-        result = analyze(view, args.policy, args.worlds, seed=args.seed, seconds=args.seconds, belief=args.belief)
+        result = analyze(view, policy, args.worlds, seed=args.seed, seconds=args.seconds, belief=args.belief)
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     if args.json:

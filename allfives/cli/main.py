@@ -10,6 +10,7 @@ from .common import CLIError
 
 #: subcommand name -> module in this package that defines ``add_parser`` and ``run``
 COMMANDS = {
+    "bots": "allfives.cli.bots",
     "simulate": "allfives.cli.simulate",
     "replay": "allfives.cli.replay",
     "analyze": "allfives.cli.analyze",

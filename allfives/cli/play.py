@@ -17,8 +17,8 @@ def add_parser(sub, name: str) -> None:
     add_rules_args(p)
     p.add_argument(
         "--opponent",
-        default="expert",
-        help="the bots' agent spec, or a policy file (.zip/.npz -> ppo:PATH, .onnx -> onnx:PATH) (default %(default)s)",
+        help="the bots: a named bot (allfives bots), an agent spec, or a policy file (.zip/.npz -> ppo:PATH, "
+        ".onnx -> onnx:PATH) (default: the named bot 'strong' where it has a setting for the game, else expert)",
     )
     p.add_argument("--partner", help="your partner's agent spec in a 4-player partnership game (default: as --opponent)")
     p.add_argument("--hint-bot", help="agent whose preference 'hint' shows (default: as --opponent)")
@@ -29,12 +29,23 @@ def add_parser(sub, name: str) -> None:
     p.set_defaults(run=run)
 
 
-def _agent(spec: str, seed: int, flag: str, rules):
-    from agents import make_agent, resolve_spec
-    from agents.policy import check_policy_players
+def default_opponent(rules) -> str:
+    """The named bot ``agents.bots.DEFAULT`` where it has a setting for ``rules``, else ``expert``."""
+    from agents.bots import BOTS, DEFAULT
 
     try:
-        agent = make_agent(resolve_spec(spec), seed=seed)
+        BOTS[DEFAULT].setting(rules.num_players, rules.partnerships)
+    except ValueError:
+        return "expert"
+    return DEFAULT
+
+
+def _agent(spec, seed: int, flag: str, rules):
+    from agents import make_agent
+    from agents.nets.policy import check_policy_players
+
+    try:
+        agent = make_agent(spec, seed=seed, rules=rules)
         check_policy_players(agent, rules)
     except ValueError as exc:  # unknown agents and options, missing or unreadable policy files, other players
         raise CLIError(f"{flag}: {exc}") from None
@@ -48,11 +59,19 @@ def run(args) -> int:
         raise CLIError(f"allfives play needs rich (pip install 'allfives[play]'): {exc}") from None
     from allfives_env.engine import Game
     from allfives_env.engine.seeding import derive_seed
-    from agents import resolve_spec
-    from agents.policy import check_policy_players
+    from agents import AgentSpec
+    from agents.nets.policy import check_policy_players
     from allfives.play import PlaySession, hint_agent, line_reader
 
     rules = rules_from_args(args)
+    if args.opponent is None:
+        args.opponent = default_opponent(rules)
+    specs = {}
+    for flag, text in (("--opponent", args.opponent), ("--partner", args.partner), ("--hint-bot", args.hint_bot)):
+        try:  # parsed once, here; a named bot picks its setting for the rules
+            specs[flag] = AgentSpec.parse(text) if text is not None else None
+        except ValueError as exc:
+            raise CLIError(f"{flag}: {exc}") from None
     n = rules.num_players
     if not 0 <= args.seat < n:
         raise CLIError(f"--seat must be 0 to {n - 1} with {n} players, got {args.seat}")
@@ -68,10 +87,11 @@ def run(args) -> int:
     for s in range(n):
         if s == args.seat:
             continue
-        spec, flag = (args.partner, "--partner") if s == partner and args.partner is not None else (args.opponent, "--opponent")
+        flag = "--partner" if s == partner and args.partner is not None else "--opponent"
+        spec = specs[flag]
         agents[s] = _agent(spec, derive_seed(seed, "play", "seat", s), flag, rules)
     try:
-        hinter = hint_agent(resolve_spec(args.hint_bot or args.opponent), agents, derive_seed(seed, "play", "hint"))
+        hinter = hint_agent(specs["--hint-bot"] or specs["--opponent"], agents, derive_seed(seed, "play", "hint"), rules)
         check_policy_players(hinter, rules)
     except ValueError as exc:
         raise CLIError(f"--hint-bot: {exc}") from None

@@ -26,7 +26,8 @@ def add_parser(sub, name: str) -> None:
         nargs="+",
         required=True,
         metavar="SPEC",
-        help="agent specs, comma- or space-separated, e.g. random,greedy,ismcts:iters=200,rollout=greedy",
+        help="named bots (fast, strong, strongest: allfives bots) or agent specs, comma- or space-separated, "
+        "e.g. strong,expert or random,greedy,ismcts:iters=200,rollout=greedy",
     )
     p.add_argument("--games", type=int, required=True, help="games per pairing (per group in 3-4p cut-throat)")
     p.add_argument("--seed", type=int, required=True, help="base seed; every deal and agent seed derives from it")
@@ -61,11 +62,11 @@ def add_parser(sub, name: str) -> None:
 
 def _check_policies(specs, rules) -> None:
     """Load each policy agent once and refuse one trained for another number of players (``CLIError``)."""
-    from agents import AGENTS, make_agent, parse_spec
-    from agents.policy import check_policy_players
+    from agents import make_agent
+    from agents.nets.policy import check_policy_players
 
     for spec in specs:
-        if not AGENTS[parse_spec(spec)[0]].takes_path:
+        if not spec.path:
             continue
         try:
             check_policy_players(make_agent(spec), rules)
@@ -74,15 +75,19 @@ def _check_policies(specs, rules) -> None:
 
 
 def run(args) -> int:
-    from agents import available
-    from agents.cluster import ClusterError, check_address, import_ray
-    from agents.tournament import TournamentError, check_specs, run_tournament, split_agent_specs
+    from agents import available, parse_specs
+    from agents.bots import BOTS
+    from agents.tournament import TournamentError, check_specs, run_tournament
+    from agents.tournament.cluster import ClusterError, check_address, import_ray
 
     rules = rules_from_args(args)
-    specs = split_agent_specs(value for group in args.agents for value in group)
+    try:  # the command line's text, parsed once; the tournament and its workers get the parsed specs
+        specs = [spec.for_game(rules.num_players, rules.partnerships) for spec in parse_specs(v for group in args.agents for v in group)]
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
     if len(specs) < 2:
-        raise CLIError(f"a tournament needs at least 2 agents, got {len(specs)} ({', '.join(specs) or 'none'}); "
-                       f"available: {available()}")
+        raise CLIError(f"a tournament needs at least 2 agents, got {len(specs)} ({', '.join(map(str, specs)) or 'none'}); "
+                       f"available: the bots {', '.join(BOTS)}; {available()}")
     if args.games < 1:
         raise CLIError("--games must be at least 1")
     if args.workers is not None and args.workers < 1:
@@ -100,7 +105,7 @@ def run(args) -> int:
 
     records = None
     if args.out:
-        from agents.tournament_report import prepare_out_dir
+        from agents.tournament.report import prepare_out_dir
 
         try:
             out = prepare_out_dir(args.out)
@@ -125,7 +130,7 @@ def run(args) -> int:
     except TournamentError as exc:
         raise CLIError(str(exc)) from None
 
-    from agents.tournament_report import format_report, write_outputs
+    from agents.tournament.report import format_report, write_outputs
 
     print(format_report(result))
     if args.out:

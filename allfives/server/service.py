@@ -16,9 +16,10 @@ import threading
 
 import numpy as np
 
-from agents import make_agent, resolve_spec
+from agents import AgentSpec, make_agent, resolve_spec
+from agents.factory import BotAgent
 from agents.models import available_models
-from agents.policy import PolicyPlayersError, check_trained_players, describe_players, trained_rules  # noqa: F401
+from agents.nets.policy import PolicyPlayersError, check_trained_players, describe_players, trained_rules  # noqa: F401
 from allfives_env.engine.position import PositionError, view_from_history
 from allfives_env.engine.rules import Rules
 from allfives_env.observation import OBS_SIZES, OBS_VERSION
@@ -196,12 +197,15 @@ class BotService:
     """One agent answering move requests. Thread-safe: the agent is called under a lock."""
 
     def __init__(self, policy, seed: int | None = None) -> None:
-        """``policy``: a file path or agent spec (see ``resolve_policy_spec``) or an ``Agent``.
+        """``policy``: a file path, an agent spec or a named bot (text or ``AgentSpec``), or an ``Agent``.
+        A named bot answers every game it has a setting for, each with its own.
 
         Raises ``ValueError`` (``PolicyFileError`` included) for a bad spec, file or policy metadata.
         """
-        spec = resolve_policy_spec(policy) if isinstance(policy, str) else policy
+        spec = AgentSpec.parse(policy) if isinstance(policy, str) else policy
         self.agent = make_agent(spec, seed=seed)
+        #: a named bot's spec (its setting is picked per request's rules), else ``None``
+        self.bot: AgentSpec | None = self.agent.spec if isinstance(self.agent, BotAgent) else None
         self.name: str = self.agent.name
         self.policy_rules: Rules | None = trained_rules(self.agent)  # ValueError if the metadata's are invalid
         #: the rules of a request that gives none: the policy's, else the 2-player defaults
@@ -231,7 +235,9 @@ class BotService:
                 raise ApiError(422, f"rules: {exc}") from None
         try:  # the same check as allfives tournament and allfives play
             check_trained_players(self.name, self.policy_rules, rules, "this request")
-        except PolicyPlayersError as exc:
+            if self.bot is not None:
+                self.bot.for_game(rules.num_players, rules.partnerships)
+        except ValueError as exc:  # PolicyPlayersError; a named bot with no setting for these rules
             raise ApiError(422, str(exc)) from None
         return rules
 

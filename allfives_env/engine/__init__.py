@@ -1,6 +1,6 @@
 """The All Fives rules engine: pure Python, standard library only, deterministic from a seed.
 
-Start with ``Game`` (a whole game), ``Rules`` (the options of RULES.md), the action tables in
+Start with ``Game`` (a whole game), ``Rules`` (the options of docs/specification.md), the action tables in
 ``tiles`` and ``PlayerView`` (what a seat can see). Records are in ``record``.
 """
 

@@ -1,6 +1,6 @@
 """A game of All Fives: deals, turns, forced draws and passes, scoring, hand ends, the target.
 
-``Game`` is the one place where the rules of RULES.md are carried out. Everything random comes
+``Game`` is the one place where the rules of docs/specification.md are carried out. Everything random comes
 from the seed: hand ``k`` uses ``random.Random(derive_seed(seed, "hand", k))`` for one shuffle of
 the 28 tiles, then (first hand, or after a blocked hand) one ``randrange(num_players)`` for the
 starting seat. The same rules and seed give the same game, move for move, given the same moves,
@@ -349,7 +349,7 @@ class Game:
         return False
 
     def _end_hand(self, went_out: int | None) -> None:
-        """Score the end of a hand (RULES.md "End of a hand") and deal the next one."""
+        """Score the end of a hand (docs/specification.md "End of a hand") and deal the next one."""
         rules = self.rules
         n = self.num_players
         side_of = self._side_of

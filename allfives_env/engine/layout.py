@@ -1,6 +1,6 @@
 """The layout on the table: arms, open ends, the spinner, and the count of the ends.
 
-This is where RULES.md's "Doubles and the spinner", "Naming the ends" and "Scoring during the hand"
+This is where docs/specification.md's "Doubles and the spinner", "Naming the ends" and "Scoring during the hand"
 live. ``Layout`` knows nothing of hands, turns or scores; the game and anything that rebuilds a
 position from public history (a frontend, a server) use it the same way.
 

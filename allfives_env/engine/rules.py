@@ -1,4 +1,4 @@
-"""The game options of RULES.md, validated once, as an immutable value.
+"""The game options of docs/specification.md, validated once, as an immutable value.
 
 ``Rules.make(**options)`` fills in the defaults that depend on the number of players and raises a
 ``ValueError`` naming the option and the allowed values for anything invalid.
@@ -96,7 +96,7 @@ class Rules:
         hand_end: str = "subtract",
         target_score: int | None = None,
     ) -> "Rules":
-        """Validate the options and resolve their defaults (see RULES.md)."""
+        """Validate the options and resolve their defaults (see docs/specification.md)."""
         if not _is_int(num_players) or not 2 <= num_players <= 4:
             raise ValueError(f"num_players must be 2, 3 or 4, got {num_players!r}")
         if partnerships is None:

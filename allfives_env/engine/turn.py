@@ -1,4 +1,4 @@
-"""Turns: who acts next and what that seat must do (RULES.md "Play": draws, the forced tile, passes).
+"""Turns: who acts next and what that seat must do (docs/specification.md "Play": draws, the forced tile, passes).
 
 Seats ``0 .. n - 1`` act in ascending order, after ``n - 1`` comes ``0``. Hands and
 ``open_tiles`` are 28-bit tile masks as in tiles.py: ``open_tiles`` is the layout's mask of the

@@ -82,11 +82,8 @@ function playerCount() {
 
 function botSelect(id, label) {
   const select = element("select", { id });
-  select.append(element("option", { value: "" }, "default (the shipped policy for this game, else expert)"));
-  for (const bot of options.bots) {
-    const trained = bot.players ? ` — trained for ${bot.players.num_players} players${bot.players.partnerships ? " in partnerships" : ""}` : "";
-    select.append(element("option", { value: bot.id }, bot.label + trained));
-  }
+  select.append(element("option", { value: "" }, "default (strong where it plays this game, else expert)"));
+  for (const bot of options.bots) select.append(element("option", { value: bot.id }, bot.label));
   const wrap = element("label", {}, label + " ");
   wrap.append(select);
   return wrap;

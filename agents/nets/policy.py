@@ -28,7 +28,7 @@ from allfives_env.observation import OBS_SIZES, OBS_VERSION, encoder, obs_versio
 from allfives_env.observation import check_layout as layout_problem
 
 from .action_features import N_FEATURES, STATE_SIZE, VERSION_OF_FEATURES, action_features, pair_features
-from .base import Agent
+from ..base import Agent
 
 METADATA_NAME = "allfives.json"
 
@@ -53,15 +53,19 @@ class PolicyPlayersError(ValueError):
     """A policy asked to play a game for another number of players (or partnerships) than it was trained for."""
 
 
-#: the attributes of an agent that may hold a network trained for some rules
-NETWORKS = ("policy", "play_model")
+def agent_networks(agent) -> dict:
+    """The networks an agent reads, by option (``Agent.networks()``; an agent from elsewhere: its ``policy``)."""
+    if hasattr(agent, "networks"):
+        return agent.networks()
+    network = getattr(agent, "policy", None)
+    return {} if network is None else {"policy": network}
 
 
 def trained_rules(agent, network: str = "policy") -> Rules | None:
     """The ``Rules`` a policy agent was trained on, from its file's metadata (``network``: the
-    agent's attribute holding it); ``None`` for agents without a policy and policies that do not
-    record them. ``PolicyFileError`` naming the agent when the recorded rules are invalid."""
-    raw = getattr(getattr(agent, network, None), "rules", None)
+    option naming it); ``None`` for agents without that network and policies that do not record
+    them. ``PolicyFileError`` naming the agent when the recorded rules are invalid."""
+    raw = getattr(agent_networks(agent).get(network), "rules", None)
     if raw is None:
         return None
     try:
@@ -91,9 +95,10 @@ def check_trained_players(name: str, trained: Rules | None, rules: Rules, what: 
 def check_policy_players(agent, rules: Rules, what: str = "this game") -> None:
     """Refuse (``ValueError``) to seat a policy agent in a game of ``rules`` for another number of
     players or partnerships than it was trained for. Agents without a policy, and policies that do
-    not record their rules, pass; so does a search's model of play (``ismcts:bpolicy=``). The server,
-    ``allfives tournament`` and ``allfives play`` call this."""
-    for network in NETWORKS:
+    not record their rules, pass. Every network the agent reads is checked (``Agent.networks()``:
+    a search's prior and its model of play). The server, ``allfives tournament`` and ``allfives
+    play`` call this."""
+    for network in agent_networks(agent):
         check_trained_players(getattr(agent, "name", type(agent).__name__), trained_rules(agent, network), rules, what)
 
 
@@ -102,7 +107,7 @@ class NumpyPolicy:
 
     ``kind`` is ``"mlp"`` (SB3's plain MLP policy: hidden layers, then a linear action layer) or
     ``"scorer"`` (the project's ``AllFivesPolicy``: hidden layers, then the shared action scorer of
-    ``agents.network``). ``params`` holds the arrays by name: ``w0, b0, ...`` for the hidden (and,
+    ``train.network``). ``params`` holds the arrays by name: ``w0, b0, ...`` for the hidden (and,
     for ``mlp``, the last) layers; for ``scorer`` also ``context_w, context_b, features_w, out_w,
     out_b, base_w, base_b``.
     """

@@ -2,7 +2,7 @@
 
 ``ScoringExtractor`` runs the policy MLP and the value MLP on the observation; the policy latent
 is the MLP output followed by the observation itself, so that ``ActionScorer`` can build the
-per-action features of ``agents.action_features`` and score all 112 actions with one shared
+per-action features of ``agents.nets.action_features`` and score all 112 actions with one shared
 network, conditioned on the MLP's summary of the position:
 
     context = W_c h + b_c                       (h: the policy MLP output)
@@ -27,7 +27,7 @@ from torch import nn
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.observation import OFFSETS, obs_version_of_size
 
-from . import action_features as af
+from agents.nets import action_features as af
 
 
 def mlp(sizes: list[int], activation) -> nn.Sequential:
@@ -104,7 +104,7 @@ class ActionScorer(nn.Module):
         nn.init.zeros_(self.out.bias)
 
     def action_features(self, obs: torch.Tensor) -> torch.Tensor:
-        """Torch twin of ``agents.action_features.action_features``: ``(B, 112, F)``."""
+        """Torch twin of ``agents.nets.action_features.action_features``: ``(B, 112, F)``."""
         return self.legal_features(obs, self.every_action.expand(obs.shape[0], -1))
 
     def legal_features(self, obs: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
@@ -251,3 +251,60 @@ class AllFivesPolicy(MaskableActorCriticPolicy):
         data["scorer_width"] = self.scorer_width
         data["precision"] = self.precision
         return data
+
+
+#: where ``AllFivesPolicy`` lived before the agents package moved into rooms: zips saved then name it there
+LEGACY_MODULES = ("agents.network",)
+
+
+def _policy_class_entry(path) -> dict:
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(path) as zf:
+        return json.loads(zf.read("data")).get("policy_class") or {}
+
+
+def legacy_objects(path) -> dict:
+    """``custom_objects`` for ``MaskablePPO.load`` of a zip that names ``AllFivesPolicy`` by its old
+    module (``LEGACY_MODULES``): this class in its place. Empty for any other zip."""
+    try:
+        module = _policy_class_entry(path).get("__module__")
+    except Exception:  # not a readable zip: the loader says so itself
+        return {}
+    return {"policy_class": AllFivesPolicy} if module in LEGACY_MODULES else {}
+
+
+def load_ppo(path, **kwargs):
+    """``MaskablePPO.load`` that also reads zips saved when the policy class was ``agents.network``'s."""
+    from sb3_contrib import MaskablePPO
+
+    objects = {**legacy_objects(path), **kwargs.pop("custom_objects", {})}
+    return MaskablePPO.load(path, custom_objects=objects, **kwargs)
+
+
+def rename_policy_class(path) -> bool:
+    """Rewrite a zip that names ``AllFivesPolicy`` by an old module so that it names this one
+    (``train.network``), every other member byte for byte as it was; ``True`` if it changed."""
+    import base64
+    import json
+    import os
+    import zipfile
+
+    import cloudpickle
+
+    with zipfile.ZipFile(path) as zf:
+        members = [(info, zf.read(info.filename)) for info in zf.infolist()]
+    data = json.loads(dict((i.filename, b) for i, b in members)["data"])
+    entry = data.get("policy_class") or {}
+    if entry.get("__module__") not in LEGACY_MODULES:
+        return False
+    entry[":serialized:"] = base64.b64encode(cloudpickle.dumps(AllFivesPolicy)).decode()
+    entry["__module__"] = AllFivesPolicy.__module__
+    text = json.dumps(data, indent=4).encode()
+    tmp = f"{path}.tmp"
+    with zipfile.ZipFile(tmp, "w") as out:
+        for info, payload in members:
+            out.writestr(info, text if info.filename == "data" else payload)
+    os.replace(tmp, path)
+    return True

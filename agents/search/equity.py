@@ -10,7 +10,7 @@ the target, each counted for both sides so that neither side is favoured), solve
     E(a, b) = sum over outcomes of p * E(a + gain_a + end_a, b + gain_b + end_b)
 
 where ``gain`` is what a side scores by placements during the hand and ``end`` what it loses or
-takes when the hand ends (RULES.md "End of a hand"). A side whose ``score + gain`` reaches the
+takes when the hand ends (docs/specification.md "End of a hand"). A side whose ``score + gain`` reaches the
 target has won in the hand (both: a coin flip, as the order is not modelled); so has a side whose
 end-of-hand bonus takes it there. Scores below ``-target`` count as ``-target``. Who starts the
 next hand is not modelled. Scores are in points; the table's step is five, the game's unit.
@@ -41,7 +41,7 @@ class EquityError(ValueError):
 def hand_outcomes(rules: Rules, hands: int = HANDS, seed: int = SEED) -> Counter:
     """``(gain_0, gain_1, end_0, end_1)`` in units of five, counted over ``hands`` expert self-play
     hands from 0-0 (played with no target in reach), each also counted with the sides swapped."""
-    from .expert import ExpertAgent  # the agents package imports this module's users
+    from ..expert import ExpertAgent  # the agents package imports this module's users
 
     free = Rules.from_dict(dict(rules.to_dict(), target_score=MAX_TARGET))
     expert = ExpertAgent()

@@ -18,7 +18,7 @@ from allfives_env.engine.rules import Rules
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.observation import OBS_SIZES, check_layout, encoder
 
-from .base import Agent
+from ..base import Agent
 from .policy import PolicyFileError
 
 

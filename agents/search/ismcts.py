@@ -2,7 +2,7 @@
 
 Each iteration samples a "possible world" consistent with the seat's view (other hands and the
 boneyard order, respecting tile counts and the pips each seat is known to lack; see
-``agents.belief``), then walks one shared tree keyed by the moves played from the current position:
+``agents.search.belief``), then walks one shared tree keyed by the moves played from the current position:
 at every node it picks, among the moves legal in that world, an untried one if any, else the one
 with the best UCB score, counting availability (how often a move was legal when its node was
 visited) in the exploration term. Below the tree a rollout policy (``random``, ``greedy``, or
@@ -23,7 +23,7 @@ model's name (``ismcts:policy=allfives_2p``).
 
 With ``belief=policy`` the worlds are not uniform: a pool of ``worlds`` uniformly sampled worlds
 (default: ``iters``) is weighted by how likely the network, at temperature ``btemp``, finds every
-placement the other seats chose this hand in each of them (``agents.inference``), and each
+placement the other seats chose this hand in each of them (``agents.search.inference``), and each
 iteration draws its world's hands from the pool by weight (its boneyard order afresh). That is one
 batched network call per decision over all the pool's past choices. ``belief=expert`` weighs the
 pool the same way with ``expert`` as the model of play (each choice is ``expert``'s move, or, with
@@ -32,7 +32,7 @@ is not ``expert``): an exact model of that one opponent, for measuring what infe
 against it, and no network needed. ``bpolicy`` names another network as the model of play for
 ``belief=policy`` (one trained to imitate the players faced, ``configs/play_model_2p.yaml``), the
 prior staying ``policy``'s. ``bweights`` gives ``belief=expert`` other weights: a model of play
-fitted to a player's records (``agents.play_fit``, ``allfives fit-play``). ``belief=expert`` leaves
+fitted to a player's records (``agents.search.play_fit``, ``allfives fit-play``). ``belief=expert`` leaves
 a partner's choices out (it is not ``expert``) unless ``bpartner`` names a fitted model of its play
 (one fitted to this search's own records, say): then they weigh the worlds too, each by the chance
 the model gives the move chosen (``softmax(scale * score)``, the fit's conditional logit).
@@ -45,20 +45,8 @@ opponent (opponent modelling: strongest when the model is the opponent, wrong wh
 With ``opp=all`` a partner plays the model too (``bpartner``'s best move, if given), so the tree
 branches on the seat's own moves only.
 
-Options: ``iters`` (iterations per decision, default 200; reproducible for a seed), ``seconds``
-(a time budget per decision instead, when > 0; not reproducible), ``rollout`` (``greedy``,
-``random`` or ``expert``), ``c`` (exploration constant, default 0.7), ``policy`` (none by default), ``cpuct``
-(default 1.0), ``temp`` (default 1.0), ``guide`` (``root``, the default, or ``tree``; needs
-``policy``), ``belief`` (``uniform``, the default, ``policy``, which needs ``policy``, or ``expert``), ``worlds``,
-``bpolicy`` (default: ``policy``), ``bweights`` (default: ``expert``'s own), ``bpartner`` (default: none), ``btemp`` (default 0.5), ``beps`` (the inference's ``eps``, default 0.02), ``stop``
-(``early``, the default: an ``iters`` search ends once its most visited move can no longer be
-overtaken, which plays the move of the whole search sooner; ``full``: every iteration) and
-``value`` (``points``, the default, as above; ``equity``: the change in the side's chance to win
-the game, from ``agents.equity``'s match equity table, two sides only), ``select`` (``puct``, the
-default, as above; ``bias``: the root is UCB with a progressive bias ``cpuct * P / (1 + n)`` that
-fades with a move's visits, every move tried once first; needs ``policy``), ``opp`` (``search``,
-the default: the other sides' moves are searched as the seat's own; ``model``: as above, needs
-``belief=policy`` or ``expert``; ``all``: a partner too). A decision with one legal move is played at once.
+The options, their defaults and ranges, and which others each needs are in their one home,
+``agents.search.options.SearchOptions`` (docs/search.md's table is generated from it). A decision with one legal move is played at once.
 """
 
 from __future__ import annotations
@@ -72,19 +60,18 @@ import numpy as np
 from allfives_env.engine.layout import placements_points
 from allfives_env.engine.rewards import win_rewards, zero_sum
 
-from .base import Agent
+from ..base import Agent
 from .belief import HiddenSampler, determinizer, world_game
-from .expert import ExpertAgent
-from .greedy import greedy_action
-from .inference import DEFAULT_EPS, PlayEvidence
+from ..expert import ExpertAgent
+from ..greedy import greedy_action
+from .inference import PlayEvidence
+from .options import OPTIONS, SearchOptions
 from .play_fit import load_model, load_play_model
-from .policy import NumpyPolicy
-from .registry import AGENTS, check_options, option_file
+from ..nets.policy import NumpyPolicy
+from ..models import option_file
 
-#: the rollout policies: the ``rollout`` option's choices in ``agents.registry.AGENTS``
-ROLLOUTS = AGENTS["ismcts"].options["rollout"].choices
-# the options that use the network, with the values each may take without it (no policy=)
-_WITHOUT_NETWORK = {"guide": ("root",), "belief": ("uniform", "expert"), "select": ("puct",)}
+#: the rollout policies: the ``rollout`` option's choices
+ROLLOUTS = OPTIONS["rollout"].choices
 
 
 class _Node:
@@ -148,7 +135,7 @@ def side_values(game, root_scores: list[int]) -> list[float]:
 
 class _EquityValues:
     """``value=equity``: a rollout's end is worth, per side, ``tanh(gain / scale)`` where ``gain`` is
-    the side's match equity (``agents.equity``) after the hand less that at the root, and ``scale``
+    the side's match equity (``agents.search.equity``) after the hand less that at the root, and ``scale``
     half the equity that 40 points either way are worth at the root's scores: where the scores make
     points matter little (or much) it counts them so, and at 0-0 it is about ``value=points``."""
 
@@ -184,74 +171,37 @@ class ISMCTSAgent(Agent):
 
     name = "ismcts"
 
-    def __init__(
-        self,
-        seed: int | None = None,
-        iters: int = 200,
-        seconds: float = 0.0,
-        rollout: str = "greedy",
-        c: float = 0.7,
-        policy: str = "",
-        cpuct: float = 1.0,
-        temp: float = 1.0,
-        guide: str = "root",
-        belief: str = "uniform",
-        worlds: int = 0,
-        bpolicy: str = "",
-        bweights: str = "",
-        bpartner: str = "",
-        btemp: float = 0.5,
-        beps: float = DEFAULT_EPS,
-        stop: str = "early",
-        value: str = "points",
-        select: str = "puct",
-        opp: str = "search",
-    ):
+    def __init__(self, seed: int | None = None, options: SearchOptions | None = None, **given):
+        """``options``, or the options as keywords (``ISMCTSAgent(iters=300, policy="allfives_2p")``):
+        ``SearchOptions`` checks them, and refuses a value the setting would ignore."""
         super().__init__(seed)
-        # the ranges are those of the registry (agents.registry.AGENTS); seconds=0 is the default: no time budget
-        given = dict(
-            iters=iters, rollout=rollout, c=c, cpuct=cpuct, temp=temp, guide=guide, belief=belief, btemp=btemp, beps=beps, stop=stop, value=value, select=select, opp=opp
-        )
-        optional = {"seconds": seconds, "worlds": worlds}
-        check_options("ismcts", dict(given, **{k: v for k, v in optional.items() if v != 0}))
-        self.iters = iters
-        self.seconds = seconds
-        self.rollout = rollout
-        self.c = c
-        self.cpuct = cpuct
-        self.temp = temp
-        self.guide = guide
-        self.belief = belief
-        self.worlds = worlds
-        self.btemp = btemp
-        self.beps = beps
-        self.stop = stop
-        self.value = value
-        self.select = select
-        self.opp = opp
-        if opp != "search" and belief == "uniform":
-            raise ValueError(f"agent 'ismcts': option opp={opp} plays the other seats by the model of play of belief=policy or belief=expert; belief is uniform")
+        if options is None:
+            options = SearchOptions.from_spec_options(given)
+        elif given:
+            raise TypeError("ISMCTSAgent takes options or keywords, not both")
+        #: the options of this search (``agents.search.options.SearchOptions``)
+        self.options = options
+        for name in OPTIONS:
+            setattr(self, name, getattr(options, name))
         self.iterations = 0  # run by the last search
-        self._policy = _ROLLOUT_MOVES[rollout]
-        for option, without_network in _WITHOUT_NETWORK.items():
-            if given[option] not in without_network and not policy:
-                raise ValueError(f"agent 'ismcts': option {option}={given[option]} needs a network: policy=PATH")
+        self._policy = _ROLLOUT_MOVES[options.rollout]
         self._equity = None  # value=equity: the rules' match equity table, built at the first search
-        self.policy = load_policy(policy) if policy else None
-        if bpolicy and belief != "policy":
-            raise ValueError(f"agent 'ismcts': option bpolicy={bpolicy} is the model of play of belief=policy; belief is {belief}")
+        self.policy = load_policy(options.policy) if options.policy else None
         #: the network ``belief=policy`` weighs worlds with
-        self.play_model = load_policy(bpolicy) if bpolicy else self.policy
-        if bweights and belief != "expert":
-            raise ValueError(f"agent 'ismcts': option bweights={bweights} is the model of play of belief=expert; belief is {belief}")
-        #: the ``expert`` that ``belief=expert`` weighs worlds with (``bweights``: a fitted one, ``agents.play_fit``)
-        self.play_agent = load_model(bweights) if bweights else _EXPERT
-        if bpartner and belief != "expert":
-            raise ValueError(f"agent 'ismcts': option bpartner={bpartner} weighs a partner's choices in belief=expert; belief is {belief}")
-        #: ``bpartner``: the fitted model of play (``agents.play_fit.PlayModel``) of a partner's choices, or ``None``
-        self.partner_model = load_play_model(bpartner) if bpartner else None
+        self.play_model = load_policy(options.bpolicy) if options.bpolicy else self.policy
+        #: the ``expert`` that ``belief=expert`` weighs worlds with (``bweights``: a fitted one, ``agents.search.play_fit``)
+        self.play_agent = load_model(option_file(options.bweights)) if options.bweights else _EXPERT
+        #: ``bpartner``: the fitted model of play (``agents.search.play_fit.PlayModel``) of a partner's choices, or ``None``
+        self.partner_model = load_play_model(option_file(options.bpartner)) if options.bpartner else None
         if self.partner_model is not None:
             self.partner_model.check_chances()
+
+    def networks(self) -> dict:
+        """The networks this search reads, by option: the prior's and the belief's model of play."""
+        out = {"policy": self.policy}
+        if self.play_model is not self.policy:
+            out["bpolicy"] = self.play_model
+        return {k: v for k, v in out.items() if v is not None}
 
     def act(self, view) -> int:
         legal = view.legal_actions
@@ -411,7 +361,7 @@ class ISMCTSAgent(Agent):
 
     def belief_pool(self, view):
         """``belief=policy`` or ``expert``: the pool of worlds (``(hands, boneyard)`` pairs) the
-        search draws from and their log weights (``agents.inference``); ``(None, None)`` where the
+        search draws from and their log weights (``agents.search.inference``); ``(None, None)`` where the
         worlds are uniform (``belief=uniform``, or no choice of another seat yet this hand)."""
         rng = self.rng
         evidence = PlayEvidence(view) if self.belief != "uniform" else None
@@ -522,7 +472,7 @@ def load_policy(text: str):
     """The network behind ``policy=``: an ONNX file (onnxruntime), else a ``.zip``/``.npz`` or a
     shipped model's name (numpy); ``PolicyFileError`` names a missing or unreadable file."""
     if text.lower().endswith(".onnx"):
-        from .onnx_agent import OnnxPolicy
+        from ..nets.onnx_agent import OnnxPolicy
 
         return OnnxPolicy(option_file(text))
     return NumpyPolicy.load(option_file(text))

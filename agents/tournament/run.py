@@ -1,9 +1,9 @@
-"""Round-robin tournaments between agents: the schedule, duplicate deals, playing the games, the results.
+"""Round-robin tournaments between agents: running the schedule here, in worker processes or on Ray, and the results.
 
 ``run_tournament(["random", "greedy", "ismcts:iters=200"], Rules.make(num_players=2), games=1000, seed=1)``
 plays every pairing (or group, in 3-4 player cut-throat games) ``games`` times and returns a
 ``TournamentResult`` with pairwise win rates, confidence intervals and Elo ratings
-(``agents.tournament_stats``). Game ``g`` of a pairing is a pure function of the base seed, its
+(``agents.tournament.stats``). Game ``g`` of a pairing is a pure function of the base seed, its
 deal index and the seating, so results and records do not depend on ``workers``; every pairing
 plays the same deals.
 docs/tournament.md describes the schedule and the statistics.
@@ -11,232 +11,52 @@ docs/tournament.md describes the schedule and the statistics.
 
 from __future__ import annotations
 
-import itertools
-import json
 import multiprocessing
 import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from threadpoolctl import threadpool_limits
 
-from allfives_env.engine import Game, Rules
-from allfives_env.engine.seeding import derive_seed
+from allfives_env.engine import Rules
 from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
 from allfives_env.progress import progress as progress_bar
 
-from .base import Agent
-from .registry import AGENTS, make_agent, parse_spec, spec_files
-from .tournament_resume import ResumeError, kept_results
-from .tournament_stats import GameResult, summarize
+from ..base import Agent
+from ..factory import make_agent
+from ..registry import AGENTS
+from ..spec import AgentSpec, parse_specs
+from .games import Runner, Schedule, TournamentError, agent_labels, make_schedule
+from .resume import ResumeError, kept_results
+from .stats import GameResult, summarize
 
 RESULT_FORMAT = "allfives-tournament/1"
 
 
-
-class TournamentError(ValueError):
-    """A tournament that cannot run or an agent that failed during one; the message says which and why."""
-
-
-# ---------------------------------------------------------------------------------------------- specs
-def split_agent_specs(values: str | Iterable[str]) -> list[str]:
-    """Agent specs from ``--agents`` values: comma-separated, options with commas kept together.
-
-    ``"random,ismcts:iters=200,rollout=greedy"`` gives ``["random", "ismcts:iters=200,rollout=greedy"]``:
-    a piece that looks like ``key=value`` (an ``=`` and no ``:``) continues the previous spec.
-    """
-    if isinstance(values, str):
-        values = [values]
-    specs: list[str] = []
-    for value in values:
-        for piece in value.split(","):
-            piece = piece.strip()
-            if not piece:
-                continue
-            if specs and "=" in piece and ":" not in piece:
-                specs[-1] += "," + piece
-            else:
-                specs.append(piece)
-    return specs
-
-
-def check_specs(specs: Sequence[str]) -> None:
-    """Raise ``TournamentError`` for an unknown agent, a bad option or a missing policy file."""
+def check_specs(specs: Sequence[AgentSpec | str], rules: Rules | None = None) -> None:
+    """``TournamentError`` for a bad spec, a missing policy file or, given ``rules``, a named bot
+    with no setting for them."""
     for spec in specs:
         try:
-            files = spec_files(spec)
+            spec = AgentSpec.parse(spec)
         except ValueError as exc:
             raise TournamentError(str(exc)) from None
-        for option, path in files.items():
-            if not os.path.exists(path):
-                raise TournamentError(f"agent {spec!r}: {option} file not found: {path}")
-
-
-def agent_labels(agents: Sequence) -> list[str]:
-    """Unique display names: the spec (or ``agent.name``), with ``#2``, ``#3`` added to repeats."""
-    labels: list[str] = []
-    for agent in agents:
-        base = agent.strip() if isinstance(agent, str) else str(getattr(agent, "name", type(agent).__name__))
-        label, copy = base, 1
-        while label in labels:
-            copy += 1
-            label = f"{base}#{copy}"
-        labels.append(label)
-    return labels
-
-
-# ---------------------------------------------------------------------------------------------- schedule
-@dataclass(frozen=True)
-class GamePlan:
-    """Everything that determines one game: its seed, who sits where, each seat's agent seed."""
-
-    pairing: int
-    game: int
-    deal: int
-    seed: int
-    seating: tuple[int, ...]
-    agent_seeds: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Schedule:
-    """The round robin: a base seating (``lineup``) per pairing or group, rotated game by game.
-
-    ``kind`` is ``pairs`` (2 players), ``teams`` (4-player partnerships: seats 0 and 2 against
-    1 and 3) or ``groups`` (3-4 player cut-throat). Game ``g`` of a pairing uses rotation
-    ``g % rotations`` of its lineup (seat ``s`` gets ``lineup[(s + r) % n]``). With ``duplicate``
-    the ``rotations`` games of a block share one deal index, hence one seed; otherwise every
-    game has its own deal index ``g``.
-    """
-
-    names: tuple[str, ...]
-    rules: Rules
-    kind: str
-    lineups: tuple[tuple[int, ...], ...]
-    rotations: int
-    games_per_pairing: int
-    seed: int
-    duplicate: bool
-    max_hands: int | None = DEFAULT_MAX_HANDS
-
-    def plan(self, pairing: int, game: int) -> GamePlan:
-        """Seed, seating and agent seeds of game ``game`` of pairing ``pairing``."""
-        lineup = self.lineups[pairing]
-        n = len(lineup)
-        r = game % self.rotations
-        deal = game // self.rotations if self.duplicate else game
-        seating = tuple(lineup[(s + r) % n] for s in range(n))
-        # the same deals for every pairing: comparisons across pairings share the luck of the deal
-        seed = derive_seed(self.seed, "tournament", "deal", deal)
-        agent_seeds = tuple(derive_seed(self.seed, "tournament", "deal", deal, "seat", s) for s in range(n))
-        return GamePlan(pairing, game, deal, seed, seating, agent_seeds)
-
-
-def make_schedule(
-    names: Sequence[str], rules: Rules, games: int, seed: int, duplicate: bool = True, max_hands: int | None = DEFAULT_MAX_HANDS
-) -> Schedule:
-    """The round robin for ``names`` under ``rules``; ``games`` per pairing or group, rounded up to whole blocks."""
-    k, n = len(names), rules.num_players
-    if n == 2:
-        kind, rotations = "pairs", 2
-        lineups = [pair for pair in itertools.combinations(range(k), 2)]
-    elif rules.partnerships:
-        kind, rotations = "teams", 2
-        lineups = [(a, b, a, b) for a, b in itertools.combinations(range(k), 2)]
-    else:
-        kind, rotations = "groups", n
-        if k >= n:
-            lineups = list(itertools.combinations(range(k), n))
-        else:
-            lineups = [tuple(i % k for i in range(n))]
-    per_pairing = -(-games // rotations) * rotations
-    return Schedule(tuple(names), rules, kind, tuple(lineups), rotations, per_pairing, seed, duplicate, max_hands)
-
-
-# ---------------------------------------------------------------------------------------------- playing
-def play_game(
-    rules: Rules, seed: int, agents: Sequence[Agent], agent_seeds: Sequence[int], max_hands: int | None = DEFAULT_MAX_HANDS
-) -> Game:
-    """Play one game with ``agents[seat]`` at each seat, each reset with its seat's seed first.
-
-    An agent object that holds several seats is reset once (with its first seat's seed).
-    Raises ``TournamentError`` naming the seat when an agent fails or makes an illegal move.
-    """
-    done = set()
-    for agent, agent_seed in zip(agents, agent_seeds):
-        if id(agent) not in done:
-            done.add(id(agent))
-            agent.reset(agent_seed)
-    game = Game(rules, seed, max_hands=max_hands)
-    acts = [agent.act for agent in agents]
-    step, view = game.step, game.view
-    try:
-        while not game.over:
-            p = game.current_player
-            step(acts[p](view(p)))
-    except Exception as exc:
-        p = game.current_player
-        raise TournamentError(
-            f"agent {getattr(agents[p], 'name', agents[p])!r} at seat {p} failed in hand {game.hand_index + 1} "
-            f"of the game with seed {seed}: {type(exc).__name__}: {exc}"
-        ) from exc
-    return game
-
-
-class _Runner:
-    """Plays the games of a schedule; builds each agent once per seat it holds at the same time."""
-
-    def __init__(self, schedule: Schedule, agents: Sequence, keep_records: bool, sources: Sequence[str] | None = None) -> None:
-        self.schedule = schedule
-        self.agents = list(agents)  # spec strings or Agent objects, by agent index
-        self.sources = list(sources) if sources is not None else self.agents  # what to build for each spec
-        self.keep_records = keep_records
-        self.players = [a if isinstance(a, str) else str(getattr(a, "name", name)) for a, name in zip(agents, schedule.names)]
-        self.built: dict[tuple[int, int], Agent] = {}
-
-    def _agent(self, index: int, copy: int) -> Agent:
-        source = self.sources[index]
-        if not isinstance(source, str):
-            return source  # an Agent: run_tournament converted objects and functions
-        agent = self.built.get((index, copy))
-        if agent is None:
+        missing = spec.missing_files()
+        if missing:
+            raise TournamentError(missing[0])
+        if rules is not None:
             try:
-                agent = make_agent(source)
-            except Exception as exc:
-                raise TournamentError(f"cannot build agent {self.agents[index]!r}: {type(exc).__name__}: {exc}") from exc
-            self.built[(index, copy)] = agent
-        return agent
-
-    def play(self, task: tuple[int, int]) -> tuple[GameResult, str | None]:
-        """Play game ``task = (pairing, game)``; return its result and, if kept, its record as a JSON line."""
-        plan = self.schedule.plan(*task)
-        copies: dict[int, int] = {}
-        seat_agents = []
-        for x in plan.seating:
-            copy = copies.get(x, 0)
-            copies[x] = copy + 1
-            seat_agents.append(self._agent(x, copy))
-        try:
-            game = play_game(self.schedule.rules, plan.seed, seat_agents, plan.agent_seeds, self.schedule.max_hands)
-        except TournamentError as exc:
-            lineup = " vs ".join(self.schedule.names[x] for x in plan.seating)
-            raise TournamentError(f"{exc} (game {plan.game + 1} of {lineup})") from exc.__cause__
-        result = GameResult(
-            plan.pairing, plan.game, plan.seed, plan.seating, tuple(game.scores), game.winner, len(game.hand_logs)
-        )
-        line = None
-        if self.keep_records:
-            record = game.to_record([self.players[x] for x in plan.seating])
-            line = json.dumps(record, separators=(",", ":"))
-        return result, line
+                spec.for_game(rules.num_players, rules.partnerships)
+            except ValueError as exc:
+                raise TournamentError(str(exc)) from None
 
 
-_WORKER: _Runner | None = None
+_WORKER: Runner | None = None
 
 
-def _init_worker(schedule: Schedule, specs: list[str], registry: dict, keep_records: bool) -> None:
+def _init_worker(schedule: Schedule, specs: list[AgentSpec], registry: dict, keep_records: bool) -> None:
     global _WORKER
     # one process per core: a BLAS thread pool per worker on top would fight the others for the
     # cores (a search with batched network calls played 3.5x fewer games a second). threadpoolctl
@@ -245,7 +65,7 @@ def _init_worker(schedule: Schedule, specs: list[str], registry: dict, keep_reco
 
     threadpool_limits(1)
     AGENTS.update(registry)  # agent kinds registered at run time in the parent (plugins, tests)
-    _WORKER = _Runner(schedule, specs, keep_records)
+    _WORKER = Runner(schedule, specs, keep_records)
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
 
 
@@ -352,25 +172,29 @@ def run_tournament(
     options, or ``None`` for the 2-player defaults. ``games``: per pairing (per group in 3-4 player
     cut-throat games), rounded up to whole blocks of seat rotations. ``duplicate``: replay each
     deal with the seats rotated. ``workers > 1`` plays in that many processes (specs only; default 1). ``ray``: play the
-    games as Ray tasks instead (specs only; ``agents.tournament_ray``): ``"local"`` starts a Ray
+    games as Ray tasks instead (specs only; ``agents.tournament.on_ray``): ``"local"`` starts a Ray
     here with ``workers`` CPUs (default: every core), ``"auto"`` joins the cluster of
     ``RAY_ADDRESS``, ``"HOST:PORT"`` that one; ``workers`` is then the number of chunks in flight
     (default: the cluster's CPUs). The results are the same either way.
     ``records``: a path to write every game's ``allfives-record/1`` as JSON Lines, in schedule
     order, each as it finishes. ``resume``: keep the games ``records`` already holds from an earlier
-    run of the same tournament (replayed and checked: ``agents.tournament_resume``) and play only the
+    run of the same tournament (replayed and checked: ``agents.tournament.resume``) and play only the
     rest. ``prior_games``: the Elo prior (virtual draws against a fixed opponent per agent).
     Raises ``TournamentError`` for a bad argument or an agent that fails.
     """
-    if isinstance(agents, str):
-        agents = split_agent_specs(agents)
-    agents = list(agents)
-    if len(agents) < 2:
-        raise TournamentError(f"a tournament needs at least 2 agents, got {len(agents)}")
     if isinstance(rules, dict):
         rules = Rules.from_dict(rules)
     elif rules is None:
         rules = Rules.make()
+    try:  # the text at the edge parsed once; a named bot becomes its setting for these rules
+        given = parse_specs(agents) if isinstance(agents, (str, AgentSpec)) else [
+            a if isinstance(a, Agent) or (callable(a) and not isinstance(a, str)) else parse_specs(a)[0] for a in agents
+        ]
+    except ValueError as exc:
+        raise TournamentError(str(exc)) from None
+    agents = given
+    if len(agents) < 2:
+        raise TournamentError(f"a tournament needs at least 2 agents, got {len(agents)}")
     if isinstance(games, bool) or not isinstance(games, int) or games < 1:
         raise TournamentError(f"games must be a positive integer, got {games!r}")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
@@ -379,15 +203,15 @@ def run_tournament(
         raise TournamentError(f"seed must be an integer, got {seed!r}")
     if not prior_games >= 0:
         raise TournamentError(f"prior_games must be 0 or more, got {prior_games!r}")
-    specs = [a for a in agents if isinstance(a, str)]
-    check_specs(specs)
+    specs = [a for a in agents if isinstance(a, AgentSpec)]
+    check_specs(specs, rules)
     for a in agents:
-        if not isinstance(a, (str, Agent)) and not callable(a):
-            raise TournamentError(f"an agent must be a spec string, an Agent or a function, got {a!r}")
+        if not isinstance(a, (AgentSpec, Agent)) and not callable(a):
+            raise TournamentError(f"an agent must be a spec, an Agent or a function, got {a!r}")
     if (ray is not None or (workers or 1) > 1) and len(specs) < len(agents):
         where = "on Ray" if ray is not None else "with workers > 1"
-        raise TournamentError(f"{where} every agent must be a spec string (objects cannot be sent to workers)")
-    agents = [a.strip() if isinstance(a, str) else make_agent(a) for a in agents]
+        raise TournamentError(f"{where} every agent must be a spec string or AgentSpec (objects cannot be sent to workers)")
+    agents = [a.for_game(rules.num_players, rules.partnerships) if isinstance(a, AgentSpec) else make_agent(a) for a in agents]
 
     names = agent_labels(agents)
     try:
@@ -423,7 +247,7 @@ def run_tournament(
             pass  # every game was kept from the earlier run
         elif ray is not None:
             from . import cluster
-            from .tournament_ray import play_on_ray
+            from .on_ray import play_on_ray
 
             collect = lambda played: _collect(played, out, bar)  # noqa: E731
             try:
@@ -431,10 +255,10 @@ def run_tournament(
             except cluster.ClusterError as exc:
                 raise TournamentError(str(exc)) from None
         elif workers == 1:
-            played = map(_Runner(schedule, agents, out is not None).play, tasks)
+            played = map(Runner(schedule, agents, out is not None).play, tasks)
             results = _collect(played, out, bar)
         else:
-            registry = {name: AGENTS[name] for name in (parse_spec(s)[0] for s in specs)}
+            registry = {spec.kind: AGENTS[spec.kind] for spec in agents}
             results = _play_in_workers(schedule, agents, registry, tasks, workers, out, bar)
     finally:
         bar.close()
@@ -446,7 +270,7 @@ def run_tournament(
     pairings, agent_stats, ratings = summarize(results, names, rules.side_of, prior_games=prior_games)
     config = {
         "agents": names,
-        "specs": [a if isinstance(a, str) else getattr(a, "name", None) for a in agents],
+        "specs": [(a.text() if a.bot else a.label) if isinstance(a, AgentSpec) else getattr(a, "name", None) for a in agents],
         "rules": rules.to_dict(),
         "seed": seed,
         "duplicate": duplicate,

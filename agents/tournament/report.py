@@ -8,7 +8,7 @@ import math
 import os
 from pathlib import Path
 
-from .tournament import TournamentResult
+from .run import TournamentResult
 
 PAIRING_COLUMNS = (
     "a",

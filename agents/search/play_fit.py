@@ -30,7 +30,7 @@ from allfives_env.engine.events import play_end
 from allfives_env.engine.record import read_records, replay_positions, replay_record
 from allfives_env.engine.tiles import action_id
 
-from .expert import DEFAULT_WEIGHTS, ExpertAgent
+from ..expert import DEFAULT_WEIGHTS, ExpertAgent
 
 FORMAT = "allfives-play-model/1"
 #: the weights fitted, in the order of ``ExpertAgent.terms``

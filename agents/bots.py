@@ -1,0 +1,168 @@
+"""The named bots: a short list a newcomer can pick from, each a measured setting per game.
+
+``fast`` is the shipped network alone (under a millisecond a move), ``strong`` the strongest search
+measured that plays every opponent alike, ``strongest`` the strongest such search within about
+100 ms a move (where no larger budget measured stronger it is ``strong``'s setting), and
+``counter-expert`` a specialist: a search that answers a model of ``expert``'s play fitted to its
+game records (far stronger against ``expert``, weaker against players the model does not fit).
+
+A name works wherever an agent spec does (``allfives tournament --agents strong expert``,
+``allfives play --opponent fast``, ``allfives serve --policy strongest``, ``make_agent("strong",
+rules=...)``, the web page's menu): it resolves to its setting for the game's number of players
+and partnerships, and is refused for a game it has no setting for. ``allfives bots`` prints this
+list, the README's bot table is ``bots_table()`` (tests/test_bots.py keeps them equal), and
+``DEFAULT`` is ``allfives play``'s opponent. Every figure is from 2000 duplicate games against
+``expert`` with the command recorded here; docs/results.md holds the same figures with their
+commands and the experiments behind them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: a game the bots have settings for: (number of players, partnerships)
+Game = tuple[int, bool]
+
+#: the named bot ``allfives play`` seats by default (``expert`` where it has no setting)
+DEFAULT = "strong"
+
+_SEARCH_2P = "ismcts:iters=300,policy=allfives_2p,belief=policy,worlds=100,select=bias,cpuct=10"
+_SEARCH_3P = "ismcts:iters=300,policy=allfives_3p,belief=policy,worlds=100,select=bias,cpuct=10"
+_SEARCH_4P = "ismcts:iters=300,policy=allfives_4p,belief=policy,worlds=100"
+_SEARCH_4P_200 = "ismcts:iters=300,policy=allfives_4p,belief=policy,worlds=200"
+_COUNTER_2P = (
+    "ismcts:iters=300,policy=allfives_2p,belief=expert,bweights=expert_2p,worlds=300,select=bias,cpuct=10,opp=model"
+)
+_COUNTER_4P = "ismcts:iters=1000,policy=allfives_4p,belief=expert,bweights=expert_4p,worlds=200,opp=model"
+_SHIP = "python -m train.ship (the card's evaluation: 2000 duplicate games per pairing, seed 20261130)"
+_TIME = "python benchmarks/search_time.py --players {n} --positions 100 --agents SPEC (median, 2-core machine)"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A setting's measured strength against ``expert`` (2000 duplicate games, 95% Wilson interval)
+    and its time per move, each with the command that measured it."""
+
+    win_rate: float
+    ci: tuple[float, float]
+    command: str
+    ms_per_move: float
+    time_command: str
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A bot's agent spec for one game, with what it measured there."""
+
+    spec: str
+    measured: Measured
+
+
+@dataclass(frozen=True)
+class Bot:
+    name: str
+    summary: str
+    settings: dict[Game, Setting]
+    #: whether it plays every opponent alike (``counter-expert`` answers a model of one player)
+    generic: bool = True
+
+    def setting(self, num_players: int, partnerships: bool = False) -> Setting:
+        """The setting for a game; ``ValueError`` naming the games it has settings for."""
+        found = self.settings.get((num_players, bool(partnerships) if num_players == 4 else False))
+        if found is None:
+            raise ValueError(f"bot {self.name!r} has no setting for {describe_game((num_players, partnerships))}; "
+                             f"it plays {', '.join(describe_game(g) for g in self.settings)}")
+        return found
+
+
+def describe_game(game: Game) -> str:
+    """``2 players``, ``4 players in partnerships``, ``4 players, cut-throat``."""
+    n, partnerships = game
+    if n == 4:
+        return "4 players in partnerships" if partnerships else "4 players, cut-throat"
+    return f"{n} players"
+
+
+def _ship_setting(n: int, rate: float, ci: tuple[float, float], ms: float) -> Setting:
+    return Setting(f"ppo:allfives_{n}p", Measured(rate, ci, _SHIP, ms, _TIME.format(n=n)))
+
+
+def _tournament(spec: str, n: int, seed: int) -> str:
+    players = f"--players {n} " if n != 2 else ""
+    return f"allfives tournament {players}--agents {spec} expert --games 2000 --seed {seed} --workers 2"
+
+
+_FAST = {
+    (2, False): _ship_setting(2, 63.8, (61.7, 65.9), 0.45),
+    (3, False): _ship_setting(3, 55.7, (54.2, 57.3), 0.45),
+    (4, True): _ship_setting(4, 63.0, (60.9, 65.1), 0.45),
+}
+_STRONG = {
+    (2, False): Setting(_SEARCH_2P, Measured(80.8, (79.0, 82.5), _tournament(_SEARCH_2P, 2, 17), 62.3, _TIME.format(n=2))),
+    (3, False): Setting(_SEARCH_3P, Measured(0.0, (0.0, 0.0), _tournament(_SEARCH_3P, 3, 19), 39.2, _TIME.format(n=3))),
+    (4, True): Setting(_SEARCH_4P, Measured(69.6, (67.5, 71.6), _tournament(_SEARCH_4P, 4, 18), 70.7, _TIME.format(n=4))),
+}
+
+BOTS: dict[str, Bot] = {
+    bot.name: bot
+    for bot in (
+        Bot("fast", "the shipped network alone: its best move, no search", _FAST),
+        Bot("strong", "search guided by the network, inferring hands from play", _STRONG),
+        Bot(
+            "strongest",
+            "the strongest search measured within about 100 ms a move (2 and 3 players: no larger budget measured stronger than strong)",
+            {
+                **_STRONG,
+                (4, True): Setting(
+                    _SEARCH_4P_200,
+                    Measured(71.8, (69.8, 73.7), _tournament(_SEARCH_4P_200, 4, 18), 84.8, _TIME.format(n=4)),
+                ),
+            },
+        ),
+        Bot(
+            "counter-expert",
+            "a specialist: the best reply to a model of expert's play fitted to its records (weaker against others)",
+            {
+                (2, False): Setting(
+                    _COUNTER_2P, Measured(91.3, (90.0, 92.5), _tournament(_COUNTER_2P, 2, 17), 38.0, _TIME.format(n=2))
+                ),
+                (4, True): Setting(
+                    _COUNTER_4P, Measured(75.4, (73.5, 77.2), _tournament(_COUNTER_4P, 4, 18), 0.0, _TIME.format(n=4))
+                ),
+            },
+            generic=False,
+        ),
+    )
+}
+
+
+def is_bot_name(text: str) -> bool:
+    return text in BOTS
+
+
+def bot_spec(name: str, num_players: int, partnerships: bool = False) -> str:
+    """The agent spec of bot ``name`` for a game; ``ValueError`` for an unknown name or a game it has no setting for."""
+    if name not in BOTS:
+        raise ValueError(f"unknown bot {name!r}; the bots: {', '.join(BOTS)}")
+    return BOTS[name].setting(num_players, partnerships).spec
+
+
+def bots_table(specialists: bool = False) -> str:
+    """The Markdown table of the bots that play every opponent alike (the README's, and ``allfives
+    bots --markdown``); ``specialists`` adds the others (``counter-expert``)."""
+    games = [(2, False), (3, False), (4, True)]
+    head = "| bot | what it is | " + " | ".join(f"{describe_game(g)}: vs `expert`, time a move" for g in games) + " |"
+    rows = [head, "|---|---|" + "---|" * len(games)]
+    for bot in BOTS.values():
+        if not (bot.generic or specialists):
+            continue
+        cells = []
+        for game in games:
+            setting = bot.settings.get(game)
+            if setting is None:
+                cells.append("-")
+            else:
+                m = setting.measured
+                cells.append(f"{m.win_rate:.1f}% [{m.ci[0]:.1f}, {m.ci[1]:.1f}], {m.ms_per_move:.2g} ms")
+        rows.append(f"| `{bot.name}` | {bot.summary} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
