@@ -34,7 +34,7 @@ _COUNTER_2P = (
     "ismcts:iters=300,policy=allfives_2p,belief=expert,bweights=expert_2p,worlds=300,select=bias,cpuct=10,opp=model"
 )
 _COUNTER_4P = "ismcts:iters=1000,policy=allfives_4p,belief=expert,bweights=expert_4p,worlds=200,opp=model"
-_SHIP = "python -m train.ship (the card's evaluation: 2000 duplicate games per pairing, seed 20261130)"
+_SHIP = "python -m train.ship runs/ppo_{n}p --name allfives_{n}p --games 2000 --workers 2"
 _TIME = "python benchmarks/search_time.py --players {n} --positions 100 --agents SPEC (median, 2-core machine)"
 
 
@@ -84,7 +84,7 @@ def describe_game(game: Game) -> str:
 
 
 def _ship_setting(n: int, rate: float, ci: tuple[float, float], ms: float) -> Setting:
-    return Setting(f"ppo:allfives_{n}p", Measured(rate, ci, _SHIP, ms, _TIME.format(n=n)))
+    return Setting(f"ppo:allfives_{n}p", Measured(rate, ci, _SHIP.format(n=n), ms, _TIME.format(n=n)))
 
 
 def _tournament(spec: str, n: int, seed: int) -> str:
@@ -165,4 +165,21 @@ def bots_table(specialists: bool = False) -> str:
                 m = setting.measured
                 cells.append(f"{m.win_rate:.1f}% [{m.ci[0]:.1f}, {m.ci[1]:.1f}], {m.ms_per_move:.2g} ms")
         rows.append(f"| `{bot.name}` | {bot.summary} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def bots_results() -> str:
+    """Every named bot's setting per game with its figures and the commands that measured them
+    (docs/results.md's "The named bots" holds it; tests/test_bots.py keeps them equal)."""
+    rows = [
+        "| bot | game | agent spec | vs `expert` | 95% CI | measured by | time a move (median) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for bot in BOTS.values():
+        for game, setting in bot.settings.items():
+            m = setting.measured
+            rows.append(
+                f"| `{bot.name}` | {describe_game(game)} | `{setting.spec}` | {m.win_rate:.1f}% | [{m.ci[0]:.1f}, {m.ci[1]:.1f}] "
+                f"| `{m.command}` | {m.ms_per_move:.2f} ms |"
+            )
     return "\n".join(rows)

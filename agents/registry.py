@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 from .expert import OPTIONS as EXPERT_OPTIONS
 from .options import Option
-from .options import check_options as _check_options
 from .search.options import OPTIONS as SEARCH_OPTIONS
 
 
@@ -65,9 +64,3 @@ def available() -> str:
         else:
             parts.append(name)
     return ", ".join(parts)
-
-
-def check_options(name: str, options: dict) -> dict:
-    """``options`` (key -> value) if agent kind ``name`` has every key and takes every value (see
-    ``Option``); else ``ValueError`` naming the option."""
-    return _check_options(name, options, AGENTS[name].options)

@@ -92,3 +92,10 @@ def test_allfives_bots_lists_them():
         for setting in bot.settings.values():
             assert setting.spec in out.stdout
     assert run_cli("bots", "--markdown", timeout=60).stdout.strip() == bots_table()
+
+
+def test_the_results_log_shows_every_bot_with_its_commands():
+    from agents.bots import bots_results
+
+    results = (ROOT / "docs" / "results.md").read_text()
+    assert bots_results() in results, "docs/results.md's named bots are out of date: paste agents.bots.bots_results()"

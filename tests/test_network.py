@@ -133,3 +133,56 @@ def test_the_legal_only_distribution_samples_its_probabilities_and_refuses_an_il
     illegal = torch.tensor([int((~masks[0]).nonzero()[0])])
     with pytest.raises(ValueError, match="not legal in its position"):
         policy.evaluate_actions(obs[:1], illegal, action_masks=masks[:1])
+
+
+def _with_policy_module(source, target, module: str) -> None:
+    """A copy of zip ``source`` whose pickled policy class names ``module`` (as zips saved before the move did)."""
+    import base64
+    import json
+    import sys
+    import types
+    import zipfile
+
+    import cloudpickle
+
+    from train.network import AllFivesPolicy
+
+    with zipfile.ZipFile(source) as zf:
+        members = [(info, zf.read(info.filename)) for info in zf.infolist()]
+    data = json.loads(dict((i.filename, b) for i, b in members)["data"])
+    home = AllFivesPolicy.__module__
+    fake = sys.modules[module] = types.ModuleType(module)
+    fake.AllFivesPolicy = AllFivesPolicy
+    AllFivesPolicy.__module__ = module
+    try:
+        data["policy_class"][":serialized:"] = base64.b64encode(cloudpickle.dumps(AllFivesPolicy)).decode()
+    finally:
+        AllFivesPolicy.__module__ = home
+        del sys.modules[module]
+    data["policy_class"]["__module__"] = module
+    with zipfile.ZipFile(target, "w") as out:
+        for info, payload in members:
+            out.writestr(info, json.dumps(data, indent=4).encode() if info.filename == "data" else payload)
+
+
+def test_the_shipped_zips_load_as_a_user_would_and_old_zips_still_load(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    from agents.models import model_path
+    from train.network import AllFivesPolicy, legacy_objects, load_ppo, rename_policy_class
+    from train.parity import sample_observations, torch_logits
+    from allfives_env.engine import Rules
+
+    shipped = model_path("allfives_2p", "zip")
+    model = MaskablePPO.load(shipped, device="cpu")  # no custom objects: the class is importable where the zip says
+    assert type(model.policy) is AllFivesPolicy and legacy_objects(shipped) == {}
+    old = tmp_path / "old.zip"
+    _with_policy_module(shipped, old, "agents.network")
+    assert legacy_objects(old) == {"policy_class": AllFivesPolicy}
+    with pytest.raises(Exception):
+        MaskablePPO.load(old, device="cpu")  # agents.network is gone
+    obs, _ = sample_observations(300, Rules.make(), 1, 2)
+    reference = torch_logits(model, obs)
+    assert np.array_equal(torch_logits(load_ppo(old, device="cpu"), obs), reference)
+    assert rename_policy_class(old) and not rename_policy_class(old)
+    assert np.array_equal(torch_logits(MaskablePPO.load(old, device="cpu"), obs), reference)

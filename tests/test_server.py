@@ -579,3 +579,20 @@ def test_a_body_that_does_not_arrive_in_time_is_408(monkeypatch):
         head, _, body = answer.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 408") and b"connection: close" in head.lower()
         assert json.loads(body) == {"error": "the body did not arrive within 0.3 s"}
+
+
+def test_a_named_bot_serves_each_game_with_its_setting_and_refuses_another():
+    from agents import make_agent
+    from agents.bots import bot_spec
+
+    service = BotService("fast", seed=0)
+    assert service.name == "fast" and service.policy_rules is None
+    for rules in (Rules.make(num_players=3), Rules.make(num_players=4)):
+        for game, seat in positions(rules, 1, 2, every=5):
+            answer = service.move(request_of(game, seat))
+            view = game.view(seat)
+            assert answer["action"] == make_agent(bot_spec("fast", rules.num_players, rules.partnerships)).act(view)
+    game = Game(Rules.make(num_players=4, partnerships=False), seed=1)
+    with pytest.raises(ApiError, match="bot 'fast' has no setting for 4 players, cut-throat") as error:
+        service.move(request_of(game, game.current_player))
+    assert error.value.status == 422

@@ -38,7 +38,7 @@ def test_configs_in_the_repo_load():
 
 
 def test_a_search_teacher_is_given_as_overrides():
-    """docs/search.md's expert-iteration runs: the shipped recipe plus a search as teacher, its spec
+    """docs/results.md's expert-iteration runs: the shipped recipe plus a search as teacher, its spec
     (with ``=`` and ``,``) kept whole, nothing else of the recipe changed."""
     recipe = ROOT / "configs" / "ppo_2p.yaml"
     teacher = "ismcts:iters=100,policy=allfives_2p"

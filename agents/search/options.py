@@ -39,14 +39,14 @@ class SearchOptions:
     rollout: str = _option(
         "greedy",
         "the policy below the tree: `greedy`, `random` or `expert` (each seat plays `expert` from its own view "
-        "in the sampled world; about 1.9x the time of `greedy`, and no stronger)",
+        "in the sampled world: slower than `greedy`, and measured no stronger)",
         choices=("greedy", "random", "expert"),
     )
     c: float = _option(0.7, "the UCB exploration constant below the root (and at the root without a policy)", min=0)
     policy: str = _option(
         "",
-        "a policy file (`.zip`, `.npz`: numpy; `.onnx`: onnxruntime) or a shipped model's name (`allfives_2p`); "
-        "its move probabilities are the root's prior",
+        "a policy file (`.zip`, `.npz`: numpy; `.onnx`: onnxruntime) or a shipped model's name (`allfives_2p`, "
+        "`allfives_3p`, `allfives_4p`); its move probabilities are the root's prior",
         file=True,
     )
     cpuct: float = _option(1.0, "the weight of the prior", min=0, needs=(Needs("policy"),))
@@ -82,7 +82,8 @@ class SearchOptions:
         needs=(Needs("belief", ("policy",)),),
     )
     bweights: str = _option(
-        "", "a model of play fitted to a player's records (`allfives fit-play`) in place of `expert`'s weights",
+        "", "a model of play fitted to a player's records (`allfives fit-play`) in place of `expert`'s weights; "
+        "a file, or a shipped one's name (`expert_2p`, `expert_4p`: `models/play/`)",
         file=True, needs=(Needs("belief", ("expert",)),),
     )
     bpartner: str = _option(

@@ -1,0 +1,47 @@
+"""Rewrite the generated blocks of the docs from their one home: ``python docs/generate.py``.
+
+- README.md: the bots table (``agents.bots.bots_table``), between the two commands and the picture;
+- docs/search.md: the options table (``agents.search.options.options_table``), after its marker line;
+- docs/results.md: the named bots (``agents.bots.bots_results``), between its two marker lines.
+
+tests/test_bots.py and tests/test_search_options.py fail until the blocks match; this fixes them.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agents.bots import bots_results, bots_table  # noqa: E402
+from agents.search.options import options_table  # noqa: E402
+
+
+def replace_table(text: str, after: str, table: str) -> str:
+    """``text`` with the Markdown table that first follows ``after`` replaced by ``table``."""
+    start = text.index("\n|", text.index(after)) + 1
+    end = start
+    while end < len(text) and text.startswith("|", end):
+        end = text.index("\n", end) + 1 if "\n" in text[end:] else len(text)
+    return text[:start] + table + "\n" + text[end:]
+
+
+def main() -> None:
+    readme = ROOT / "README.md"
+    readme.write_text(replace_table(readme.read_text(), "Three bots by name", bots_table()))
+    search = ROOT / "docs" / "search.md"
+    search.write_text(replace_table(search.read_text(), "<!-- the options table:", options_table()))
+    results = ROOT / "docs" / "results.md"
+    text = results.read_text()
+    results.write_text(re.sub(
+        r"(<!-- the named bots:[^\n]*-->\n).*?(\n<!-- /named bots -->)",
+        lambda m: m.group(1) + "\n" + bots_results() + "\n" + m.group(2),
+        text, flags=re.S,
+    ))
+
+
+if __name__ == "__main__":
+    main()
