@@ -35,7 +35,7 @@ _COUNTER_2P = (
 )
 _COUNTER_4P = "ismcts:iters=1000,policy=allfives_4p,belief=expert,bweights=expert_4p,worlds=200,opp=model"
 _SHIP = "python -m train.ship runs/ppo_{n}p --name allfives_{n}p --games 2000 --workers 2"
-_TIME = "python benchmarks/search_time.py --players {n} --positions 100 --agents SPEC (median, 2-core machine)"
+_TIME = "python benchmarks/search_time.py --players {n} --positions 100 --agents SPEC... (every bot's spec for the game in one run; the median)"
 
 
 @dataclass(frozen=True)
@@ -93,14 +93,14 @@ def _tournament(spec: str, n: int, seed: int) -> str:
 
 
 _FAST = {
-    (2, False): _ship_setting(2, 63.8, (61.7, 65.9), 0.45),
-    (3, False): _ship_setting(3, 55.7, (54.2, 57.3), 0.45),
-    (4, True): _ship_setting(4, 63.0, (60.9, 65.1), 0.45),
+    (2, False): _ship_setting(2, 63.8, (61.7, 65.9), 0.47),
+    (3, False): _ship_setting(3, 55.7, (54.2, 57.3), 0.36),
+    (4, True): _ship_setting(4, 63.0, (60.9, 65.1), 0.48),
 }
 _STRONG = {
-    (2, False): Setting(_SEARCH_2P, Measured(80.8, (79.0, 82.5), _tournament(_SEARCH_2P, 2, 17), 62.3, _TIME.format(n=2))),
-    (3, False): Setting(_SEARCH_3P, Measured(0.0, (0.0, 0.0), _tournament(_SEARCH_3P, 3, 19), 39.2, _TIME.format(n=3))),
-    (4, True): Setting(_SEARCH_4P, Measured(69.6, (67.5, 71.6), _tournament(_SEARCH_4P, 4, 18), 70.7, _TIME.format(n=4))),
+    (2, False): Setting(_SEARCH_2P, Measured(80.8, (79.0, 82.5), _tournament(_SEARCH_2P, 2, 17), 22.2, _TIME.format(n=2))),
+    (3, False): Setting(_SEARCH_3P, Measured(64.9, (63.5, 66.4), _tournament(_SEARCH_3P, 3, 19), 25.7, _TIME.format(n=3))),
+    (4, True): Setting(_SEARCH_4P, Measured(69.6, (67.5, 71.6), _tournament(_SEARCH_4P, 4, 18), 20.8, _TIME.format(n=4))),
 }
 
 BOTS: dict[str, Bot] = {
@@ -110,12 +110,12 @@ BOTS: dict[str, Bot] = {
         Bot("strong", "search guided by the network, inferring hands from play", _STRONG),
         Bot(
             "strongest",
-            "the strongest search measured within about 100 ms a move (2 and 3 players: no larger budget measured stronger than strong)",
+            "the strongest search measured within about 100 ms a move (strong's setting where nothing larger has measured stronger: 2 and 3 players)",
             {
                 **_STRONG,
                 (4, True): Setting(
                     _SEARCH_4P_200,
-                    Measured(71.8, (69.8, 73.7), _tournament(_SEARCH_4P_200, 4, 18), 84.8, _TIME.format(n=4)),
+                    Measured(71.8, (69.8, 73.7), _tournament(_SEARCH_4P_200, 4, 18), 29.9, _TIME.format(n=4)),
                 ),
             },
         ),
@@ -124,10 +124,10 @@ BOTS: dict[str, Bot] = {
             "a specialist: the best reply to a model of expert's play fitted to its records (weaker against others)",
             {
                 (2, False): Setting(
-                    _COUNTER_2P, Measured(91.3, (90.0, 92.5), _tournament(_COUNTER_2P, 2, 17), 38.0, _TIME.format(n=2))
+                    _COUNTER_2P, Measured(91.3, (90.0, 92.5), _tournament(_COUNTER_2P, 2, 17), 38.7, _TIME.format(n=2))
                 ),
                 (4, True): Setting(
-                    _COUNTER_4P, Measured(75.4, (73.5, 77.2), _tournament(_COUNTER_4P, 4, 18), 0.0, _TIME.format(n=4))
+                    _COUNTER_4P, Measured(75.4, (73.5, 77.2), _tournament(_COUNTER_4P, 4, 18), 80.8, _TIME.format(n=4))
                 ),
             },
             generic=False,
