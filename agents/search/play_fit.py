@@ -20,6 +20,7 @@ choices, by their chances. ``allfives fit-play`` writes one.
 from __future__ import annotations
 
 import json
+import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,8 +193,11 @@ def agreement(choices: Choices, weights: dict[str, float]) -> float:
 
 
 def save_model(path, model: Fit, **facts) -> None:
-    """Write a play model file (``FORMAT``)."""
-    Path(path).write_text(json.dumps({"format": FORMAT, "weights": model.weights, "scale": model.scale, **facts}, indent=1) + "\n", encoding="utf-8")
+    """Write a play model file (``FORMAT``), whole or not at all (a temporary file renamed over it)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"format": FORMAT, "weights": model.weights, "scale": model.scale, **facts}, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
 
 
 class PlayModel:

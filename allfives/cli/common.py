@@ -10,6 +10,16 @@ class CLIError(Exception):
     """A user error: printed as ``error: ...`` with exit status 2, never as a traceback."""
 
 
+def refuse_input_as_output(out: str, inputs, flag: str) -> None:
+    """``CLIError`` if the output file ``out`` is one of the ``inputs`` (it would be overwritten while read)."""
+    import os
+
+    target = os.path.realpath(out)
+    for name in inputs:
+        if os.path.realpath(name) == target:
+            raise CLIError(f"{flag} {out} is one of the input files: writing it would destroy what is read; choose another file")
+
+
 #: short spellings of three rules flags, kept beside the full names (``--players 4`` = ``--num-players 4``)
 SHORT_FLAGS = {"num_players": "--players", "boneyard_reserve": "--reserve", "target_score": "--target"}
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from .common import CLIError, print_json_line
+import os
+
+from .common import CLIError, print_json_line, refuse_input_as_output
 
 
 def add_parser(sub, name: str) -> None:
     p = sub.add_parser(name, help="fit expert's weights to a player's recorded choices: a model of its play for ismcts:belief=expert,bweights=FILE")
     p.add_argument("files", nargs="+", metavar="RECORDS", help="allfives-record/1 files (a tournament's games.jsonl) in which the player played")
     p.add_argument("--player", required=True, help="the player's name in the records' players field (an agent spec, as the tournament writes it)")
-    p.add_argument("--out", required=True, metavar="FILE", help="the play model file to write (JSON)")
+    p.add_argument("--out", required=True, metavar="FILE", help="the play model file to write (JSON); an existing file only with --force")
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.add_argument("--holdout", type=float, default=0.2, help="the share of choices kept out of the fit to measure it (0 to 0.9, default 0.2)")
     p.add_argument("--l2", type=float, default=1e-4, help="the L2 penalty per choice (default 1e-4)")
     p.add_argument("--seed", type=int, default=0, help="the seed of the held-out split")
@@ -26,6 +29,9 @@ def run(args) -> int:
         raise CLIError(f"--holdout must be between 0 and 0.9, got {args.holdout}")
     if not args.l2 > 0:
         raise CLIError(f"--l2 must be positive, got {args.l2}")
+    refuse_input_as_output(args.out, args.files, "--out")
+    if os.path.exists(args.out) and not args.force:
+        raise CLIError(f"--out {args.out} exists: --force to replace it (a shipped model of play is in models/play/), or another file")
     try:
         choices = read_choices(args.files, args.player)
         train, held = choices.split(args.holdout, args.seed) if args.holdout > 0 else (choices, None)

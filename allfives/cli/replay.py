@@ -41,6 +41,14 @@ def run(args) -> int:
     from allfives_env.engine.errors import RecordError
     from allfives_env.engine.record import replay_file
 
+    from .common import CLIError, refuse_input_as_output
+
+    if args.html is not None:
+        try:
+            refuse_input_as_output(args.html, args.files, "--html")
+        except CLIError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     if args.html is not None and args.game < 1:
         print(f"error: --game must be at least 1, got {args.game}", file=sys.stderr)
         return 2

@@ -56,22 +56,37 @@ def add_parser(sub, name: str) -> None:
         help="keep the games already in --out's games.jsonl (from an interrupted run with the same arguments, "
         "or fewer --games of one pairing) and play only the rest",
     )
+    p.add_argument("--force", action="store_true", help="replace the results of an earlier run in --out (without it, an --out "
+                   "that holds games is refused unless --resume)")
     p.add_argument("--json", action="store_true", help="print the results as one JSON object on the last line")
     p.set_defaults(run=run)
 
 
 def _check_policies(specs, rules) -> None:
-    """Load each policy agent once and refuse one trained for another number of players (``CLIError``)."""
+    """Load each agent that reads a network once (a policy, a search's prior or model of play) and
+    refuse one trained for another number of players (``CLIError``)."""
     from agents import make_agent
     from agents.nets.policy import check_policy_players
 
     for spec in specs:
-        if not spec.path:
+        if not spec.files():
             continue
         try:
             check_policy_players(make_agent(spec), rules)
         except ValueError as exc:  # PolicyFileError (unreadable file, bad metadata), PolicyPlayersError
             raise CLIError(str(exc)) from None
+
+
+def _refuse_earlier_run(out: str) -> None:
+    """``CLIError`` if folder ``out`` holds the games of an earlier run (they would be replaced)."""
+    from pathlib import Path
+
+    records = Path(out) / "games.jsonl"
+    if records.is_file() and records.stat().st_size > 0:
+        with open(records, "rb") as f:
+            games = sum(1 for line in f if line.strip())
+        raise CLIError(f"--out {out} holds an earlier run ({games} games in games.jsonl): --resume to go on with it, "
+                       "--force to replace it, or another --out")
 
 
 def run(args) -> int:
@@ -102,6 +117,10 @@ def run(args) -> int:
     _check_policies(specs, rules)
     if args.resume and not args.out:
         raise CLIError("--resume needs --out DIR: the folder of the run to resume (its games.jsonl)")
+    if args.resume and args.force:
+        raise CLIError("--resume keeps the games of --out and --force replaces them: give one")
+    if args.out and not args.resume and not args.force:
+        _refuse_earlier_run(args.out)
 
     records = None
     if args.out:

@@ -1,0 +1,54 @@
+"""Runs that overwrite nothing by mistake, and a search's network checked against the game (issue 39)."""
+
+import json
+
+from helpers import run_cli
+
+
+def test_a_tournament_out_folder_holding_a_run_is_refused_without_resume_or_force(tmp_path):
+    out = tmp_path / "run"
+    first = run_cli("tournament", "--agents", "random", "greedy", "--games", "4", "--seed", "1", "--out", str(out), timeout=120)
+    assert first.returncode == 0, first.stderr
+    kept = (out / "games.jsonl").read_bytes()
+    again = run_cli("tournament", "--agents", "random", "greedy", "--games", "2", "--seed", "1", "--out", str(out), timeout=120)
+    assert again.returncode == 2
+    assert f"--out {out} holds an earlier run (4 games in games.jsonl): --resume to go on with it, --force to replace it" in again.stderr
+    assert (out / "games.jsonl").read_bytes() == kept
+    both = run_cli("tournament", "--agents", "random", "greedy", "--games", "2", "--seed", "1", "--out", str(out), "--resume", "--force", timeout=120)
+    assert both.returncode == 2 and "give one" in both.stderr
+    forced = run_cli("tournament", "--agents", "random", "greedy", "--games", "2", "--seed", "1", "--out", str(out), "--force", timeout=120)
+    assert forced.returncode == 0, forced.stderr
+    assert len((out / "games.jsonl").read_text().splitlines()) == 2
+
+
+def test_replay_and_fit_play_refuse_to_write_over_their_input(tmp_path):
+    out = tmp_path / "run"
+    assert run_cli("tournament", "--agents", "expert", "greedy", "--games", "4", "--seed", "2", "--out", str(out), timeout=120).returncode == 0
+    records = out / "games.jsonl"
+    kept = records.read_bytes()
+    replay = run_cli("replay", str(records), "--html", str(records), timeout=120)
+    assert replay.returncode == 2 and "--html" in replay.stderr and "is one of the input files" in replay.stderr
+    fit = run_cli("fit-play", str(records), "--player", "expert", "--out", str(records), timeout=120)
+    assert fit.returncode == 2 and "--out" in fit.stderr and "is one of the input files" in fit.stderr
+    assert records.read_bytes() == kept
+
+
+def test_fit_play_replaces_an_existing_model_only_with_force(tmp_path):
+    out = tmp_path / "run"
+    assert run_cli("tournament", "--agents", "expert", "greedy", "--games", "4", "--seed", "2", "--out", str(out), timeout=120).returncode == 0
+    model = tmp_path / "model.json"
+    model.write_text("{}\n")
+    args = ["fit-play", str(out / "games.jsonl"), "--player", "expert", "--holdout", "0", "--out", str(model)]
+    refused = run_cli(*args, timeout=120)
+    assert refused.returncode == 2 and f"--out {model} exists: --force to replace it" in refused.stderr
+    assert model.read_text() == "{}\n"
+    forced = run_cli(*args, "--force", timeout=120)
+    assert forced.returncode == 0, forced.stderr
+    assert json.loads(model.read_text())["format"] and not (tmp_path / "model.json.tmp").exists()
+
+
+def test_a_tournament_refuses_a_search_whose_network_plays_another_game():
+    result = run_cli("tournament", "--agents", "ismcts:iters=20,policy=allfives_4p", "greedy", "--games", "2", "--seed", "1", timeout=120)
+    assert result.returncode == 2
+    assert "the policy ismcts:iters=20,policy=allfives_4p was trained for 4 players in partnerships" in result.stderr
+    assert "this game is for 2 players" in result.stderr
