@@ -227,6 +227,8 @@ class raw_env(AECEnv):
         self.agent_selection = self.possible_agents[self.game.current_player]
 
     def observe(self, agent):
+        if self.game is None:
+            raise RuntimeError("call reset() before observe(): there is no game yet")
         view = self.game.view(self._seat[agent])
         return {"observation": self._encode(view), "action_mask": action_mask(view)}
 

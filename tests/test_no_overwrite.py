@@ -52,3 +52,47 @@ def test_a_tournament_refuses_a_search_whose_network_plays_another_game():
     assert result.returncode == 2
     assert "the policy ismcts:iters=20,policy=allfives_4p was trained for 4 players in partnerships" in result.stderr
     assert "this game is for 2 players" in result.stderr
+
+
+def test_a_run_dir_that_is_a_file_is_refused_by_name(tmp_path):
+    afile = tmp_path / "notes.txt"
+    afile.write_text("mine\n")
+    for extra in ([], ["--resume"]):
+        result = run_cli("train", "--config", "configs/tiny_test.yaml", "--run-dir", str(afile), "--no-progress", *extra, timeout=120)
+        assert result.returncode == 2, result.stderr
+        assert f"run directory {afile} exists and is not a directory" in result.stderr and "Traceback" not in result.stderr
+    assert afile.read_text() == "mine\n"
+
+
+def test_observing_before_reset_says_to_reset():
+    import pytest
+
+    import allfives_env
+
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before observe\(\)"):
+        allfives_env.raw_env().observe("player_0")
+
+
+def test_devices_and_oversized_files_are_refused_before_they_are_read(tmp_path):
+    import os
+
+    import pytest
+
+    from allfives_env.engine.files import refusal
+
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero here")
+    for args, message in [
+        (["replay", "/dev/zero"], "/dev/zero: not a regular file"),
+        (["tournament", "--agents", "ismcts:iters=5,policy=/dev/zero", "greedy", "--games", "2", "--seed", "1"], "policy file /dev/zero: not a regular file"),
+        (["tournament", "--agents", "ppo:/dev/zero", "greedy", "--games", "2", "--seed", "1"], "policy file /dev/zero: not a regular file"),
+        (["tournament", "--agents", "ismcts:iters=5,belief=expert,bweights=/dev/zero", "greedy", "--games", "2", "--seed", "1"], "play model /dev/zero: not a regular file"),
+    ]:
+        result = run_cli(*args, timeout=60)
+        assert result.returncode in (1, 2) and message in (result.stderr + result.stdout), (args, result.stderr)
+        assert "Traceback" not in result.stderr
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b"x" * 100)
+    assert refusal(big, 100) is None
+    assert refusal(big, 99) == "100 bytes, more than the 99 a file of this kind may have: refused"
+    assert refusal(tmp_path, 10**9).startswith("not a regular file") and refusal(tmp_path / "none", 1) is None

@@ -246,6 +246,8 @@ def resume_config(run_dir, config_path=None, overrides=()) -> RLlibConfig:
 def check_run_dir(run_dir, resume: bool) -> None:
     """A fresh run must not overwrite another; a resume needs a complete checkpoint."""
     run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise CheckpointError(f"run directory {run_dir} exists and is not a directory: pass another --run-dir")
     if resume:
         latest_checkpoint(run_dir)
     elif run_dir.exists() and any(run_dir.iterdir()):

@@ -240,6 +240,8 @@ def warm_start_stopped(run_dir) -> bool:
 def check_run_dir(run_dir, resume: bool) -> None:
     """A fresh run must not overwrite another; a resume needs a readable checkpoint state."""
     run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise CheckpointError(f"run directory {run_dir} exists and is not a directory: pass another --run-dir")
     if resume:
         if not warm_start_stopped(run_dir):
             load_state(latest_checkpoint(run_dir), run_dir)

@@ -14,6 +14,7 @@ import os
 
 import numpy as np
 
+from allfives_env.engine.files import POLICY_MAX_BYTES, refusal
 from allfives_env.engine.rules import Rules
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.observation import OBS_SIZES, check_layout, encoder
@@ -29,6 +30,9 @@ class OnnxPolicy:
         path = os.fspath(path)
         if not os.path.exists(path):
             raise PolicyFileError(f"policy file not found: {path}")
+        refused = refusal(path, POLICY_MAX_BYTES)
+        if refused:
+            raise PolicyFileError(f"policy file {path}: {refused}")
         try:
             import onnxruntime as ort
         except ImportError as exc:

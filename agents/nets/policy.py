@@ -23,6 +23,7 @@ import zipfile
 
 import numpy as np
 
+from allfives_env.engine.files import POLICY_MAX_BYTES, refusal
 from allfives_env.engine.rules import Rules
 from allfives_env.observation import OBS_SIZES, OBS_VERSION, encoder, obs_version_of_size
 from allfives_env.observation import check_layout as layout_problem
@@ -240,6 +241,9 @@ class NumpyPolicy:
         path = os.fspath(path)
         if not os.path.exists(path):
             raise PolicyFileError(f"policy file not found: {path}")
+        refused = refusal(path, POLICY_MAX_BYTES)
+        if refused:
+            raise PolicyFileError(f"policy file {path}: {refused}")
         if path.endswith(".npz"):
             policy = cls._load_npz(path)
         else:

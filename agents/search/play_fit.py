@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from allfives_env.engine.events import play_end
+from allfives_env.engine.files import MODEL_OF_PLAY_MAX_BYTES, refusal
 from allfives_env.engine.record import read_records, replay_positions, replay_record
 from allfives_env.engine.tiles import action_id
 
@@ -228,6 +229,9 @@ def load_model(path) -> ExpertAgent:
 
 def load_play_model(path) -> PlayModel:
     """A play model file's ``PlayModel``; ``PlayModelError`` names a missing or malformed file."""
+    refused = refusal(path, MODEL_OF_PLAY_MAX_BYTES)
+    if refused:
+        raise PlayModelError(f"play model {path}: {refused}")
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -14,6 +14,7 @@ from typing import Iterator
 
 from .errors import IllegalMoveError, RecordError
 from .events import DRAW, PASS, PLAY, EventError, event_from_dict, event_to_dict, play_end, tile_from_json
+from .files import RECORDS_MAX_BYTES, refusal
 from .game import RECORD_FORMAT, Deal, Game
 from .rules import Rules
 from .tiles import TILE_NAMES, action_id
@@ -39,6 +40,9 @@ def read_records(path) -> Iterator[tuple[str, dict]]:
     nesting too deep to read raise ``RecordError`` with the file and line.
     """
     path = Path(path)
+    refused = refusal(path, RECORDS_MAX_BYTES)
+    if refused:
+        raise RecordError(f"{path}: {refused}")
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
