@@ -294,6 +294,7 @@ def test_onnx_with_bad_rules_metadata_names_the_file_and_key(tmp_path):
         ("json.onnx", "{num_players: 2}", "not valid JSON"),
         ("list.onnx", "[2]", "rules must be a mapping"),
         ("players.onnx", '{"num_players": 5}', "num_players must be 2, 3 or 4"),
+        ("deep.onnx", "[" * 100_000 + "]" * 100_000, "not valid JSON (RecursionError)"),  # no traceback from the JSON reader
     ]:
         meta = dict(onnx_metadata(None), rules=rules_text)
         path = onnx_policy(tmp_path / name, meta)

@@ -96,3 +96,14 @@ def test_devices_and_oversized_files_are_refused_before_they_are_read(tmp_path):
     assert refusal(big, 100) is None
     assert refusal(big, 99) == "100 bytes, more than the 99 a file of this kind may have: refused"
     assert refusal(tmp_path, 10**9).startswith("not a regular file") and refusal(tmp_path / "none", 1) is None
+
+
+def test_a_run_name_cannot_lead_out_of_runs(tmp_path):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for config in (root / "configs" / "tiny_test.yaml", root / "configs" / "rllib_tiny.yaml"):
+        for name in ("../../x", "a/b", "..", ""):
+            result = run_cli("train", "--config", config, f"name={name}", "--no-progress", cwd=tmp_path, timeout=120)
+            assert result.returncode == 2 and "name: must be a plain name" in result.stderr, (config, name, result.stderr)
+    assert not (tmp_path / "x").exists() and not (tmp_path / "runs").exists()

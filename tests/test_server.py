@@ -405,16 +405,17 @@ def test_body_limits(onnx_server):
     assert status == 200, body
     status, body, _ = call(onnx_server, "/move", raw=at_limit + b" ")
     assert status == 413 and f"{MAX_BODY + 1} bytes is over the limit of {MAX_BODY}" in body["error"]
-    status, body = raw_call(onnx_server, "POST", "/move", {"Content-Length": str(10**9)})
+    as_json = {"Content-Type": "application/json"}
+    status, body = raw_call(onnx_server, "POST", "/move", {"Content-Length": str(10**9)} | as_json)
     assert status == 413
-    status, body = raw_call(onnx_server, "POST", "/move", {})
+    status, body = raw_call(onnx_server, "POST", "/move", as_json)
     assert status == 411 and "Content-Length required" in body["error"]
-    status, body = raw_call(onnx_server, "POST", "/move", {"Transfer-Encoding": "chunked"}, b"2\r\n{}\r\n0\r\n\r\n")
+    status, body = raw_call(onnx_server, "POST", "/move", {"Transfer-Encoding": "chunked"} | as_json, b"2\r\n{}\r\n0\r\n\r\n")
     assert status == 411 and "chunked" in body["error"]
     for bad in ("abc", "-1", "1e3", "12 34"):  # refused by the HTTP parser, before the application
-        status, body = raw_call(onnx_server, "POST", "/move", {"Content-Length": bad})
+        status, body = raw_call(onnx_server, "POST", "/move", {"Content-Length": bad} | as_json)
         assert status == 400 and "Content-Length" in body["error"], bad
-    status, body = raw_call(onnx_server, "POST", "/move", {"Content-Length": "0"})
+    status, body = raw_call(onnx_server, "POST", "/move", {"Content-Length": "0"} | as_json)
     assert status == 400 and "empty body" in body["error"]
     assert call(onnx_server, "/health")[0] == 200
 
@@ -539,10 +540,12 @@ def test_a_body_that_is_not_json_by_its_content_type_is_415(expert_server):
     for kind in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"):
         status, body = raw_call(expert_server, "POST", "/move", {"Content-Type": kind, "Content-Length": str(len(data))}, data)
         assert status == 415 and body["error"] == f"Content-Type must be application/json, got {kind!r}"
-    for kind in ("application/json", "application/json; charset=utf-8", "application/vnd.api+json", None):
-        headers = {"Content-Length": str(len(data))} | ({"Content-Type": kind} if kind else {})
-        status, body = raw_call(expert_server, "POST", "/move", headers, data)
+    for kind in ("application/json", "application/json; charset=utf-8", "application/vnd.api+json"):
+        status, body = raw_call(expert_server, "POST", "/move", {"Content-Length": str(len(data)), "Content-Type": kind}, data)
         assert status == 200, (kind, body)
+    # without a Content-Type a POST is what any web page can send another site ("simple" request): refused
+    status, body = raw_call(expert_server, "POST", "/move", {"Content-Length": str(len(data))}, data)
+    assert status == 415 and "a POST without one is refused" in body["error"]
 
 
 def test_requests_the_http_parser_refuses_get_json_errors_too(expert_server):
@@ -596,3 +599,20 @@ def test_a_named_bot_serves_each_game_with_its_setting_and_refuses_another():
     with pytest.raises(ApiError, match="bot 'fast' has no setting for 4 players, cut-throat") as error:
         service.move(request_of(game, game.current_player))
     assert error.value.status == 422
+
+
+def test_the_request_log_escapes_what_could_forge_a_line_or_colour_a_terminal():
+    from allfives.server.asgi import log_text
+
+    log = io.StringIO()
+    with running("greedy", quiet=False, log=log) as server:
+        for path in ("/nope%0d%0aPOST%20/api/games/forged%20200%201.0%20ms", "/x%1b[31mred%00%C3%A9"):
+            status, _, _ = call(server, path)
+            assert status == 404
+    text = log.getvalue()
+    assert "\x1b" not in text and "\x00" not in text and "\r" not in text
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert not any(line.startswith("POST /api/games/forged") for line in lines), lines
+    assert any("/nope\\r\\nPOST /api/games/forged 200 1.0 ms 404" in line for line in lines), lines
+    assert any("/x\\x1b[31mred\\x00\\xe9 404" in line for line in lines), lines
+    assert log_text("a\\b\n") == "a\\\\b\\n"

@@ -28,7 +28,7 @@ def call(server, method, path, body=None, raw=None, headers=None):
     """``(status, decoded body or text, headers)``."""
     data = raw if raw is not None else None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(server.url + path, data=data, method=method, headers=headers or {})
-    if data is not None and "Content-Type" not in (headers or {}):
+    if method == "POST" and "Content-Type" not in (headers or {}):
         req.add_header("Content-Type", "application/json")
     try:
         with urllib.request.urlopen(req, timeout=60) as resp:
@@ -238,3 +238,19 @@ def test_the_request_log_never_prints_a_game_id():
         call(server, "GET", f"/api/games/{state['id']}")
     text = stream.getvalue()
     assert f"GET /api/games/{state['id'][:4]}... 200" in text and state["id"] not in text
+
+
+def test_a_post_without_the_json_type_is_refused_so_other_sites_cannot_drive_games():
+    # a page on another site can send a "simple" POST (no Content-Type, or text/plain) without a preflight
+    with web_server() as (server, store):
+        _, state, _ = call(server, "POST", "/api/games", {"seed": 1, "bots": [None, "greedy"]})
+        game = f"/api/games/{state['id']}"
+        for path, raw in (("/api/games", b"{}"), (f"{game}/advance", None), (f"{game}/hint", None)):
+            req = urllib.request.Request(server.url + path, data=raw or b"", method="POST")
+            req.add_header("Content-Type", "text/plain")
+            try:
+                urllib.request.urlopen(req, timeout=30)
+                raise AssertionError(f"{path} answered a text/plain POST")
+            except urllib.error.HTTPError as exc:
+                assert exc.code == 415 and "Content-Type must be application/json" in json.loads(exc.read())["error"]
+        assert len(store) == 1

@@ -330,6 +330,14 @@ def load_config(path=None, overrides: list[str] | tuple = ()) -> TrainConfig:
     return config
 
 
+def check_run_name(name: str) -> None:
+    """``ConfigError`` unless ``name`` is a plain name: it names the run's folder under ``runs/``."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", name) or ".." in name:
+        shown = name[:60] + ("..." if len(name) > 60 else "")
+        raise ConfigError(f"name: must be a plain name (letters, digits, '_', '-', '.'; no folders, at most 100 characters), "
+                          f"as it names the run's folder under runs/; got {shown!r}")
+
+
 def validate(config: TrainConfig) -> None:
     """Checks that need more than types: ranges, known choices, agent specs, MaskablePPO values.
 
@@ -339,6 +347,7 @@ def validate(config: TrainConfig) -> None:
     check_game_and_pool(config.game, config.pool)
     if not (0 <= config.seed < 2**32):
         raise ConfigError(f"seed: must be an integer in [0, 2**32), got {config.seed}")
+    check_run_name(config.name)
     if not re.fullmatch(r"cpu|cuda|cuda:\d+|mps|auto", config.device):
         raise ConfigError(f"device: must be cpu, cuda, cuda:N, mps or auto, got {config.device!r}")
     checks = [

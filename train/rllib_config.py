@@ -17,7 +17,8 @@ from typing import Any
 from allfives_env.observation import OBS_SIZES
 
 from .config import (
-    ConfigError, GameConfig, PoolConfig, _check_agent, _number_or_text, check_game_and_pool, checked_value, from_dict, read_data,
+    ConfigError, GameConfig, PoolConfig, _check_agent, _number_or_text, check_game_and_pool, check_run_name, checked_value, from_dict,
+    read_data,
     trainer_of,
 )
 
@@ -113,6 +114,7 @@ def validate(config: RLlibConfig) -> None:
     from agents.tournament.cluster import ClusterError, check_address
 
     check_game_and_pool(config.game, config.pool)
+    check_run_name(config.name)
     try:
         check_address(config.ray)
     except ClusterError as exc:

@@ -88,14 +88,14 @@ def _metadata_rules(path: str, text: str | None) -> dict | None:
         return None
     try:
         rules = json.loads(text)
-    except ValueError as exc:
-        raise PolicyFileError(f"{path}: the ONNX metadata 'rules' is not valid JSON ({exc}): {text[:80]!r}") from None
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than a JSON reader goes
+        raise PolicyFileError(f"{path}: the ONNX metadata 'rules' is not valid JSON ({type(exc).__name__}): {text[:80]!r}") from None
     if rules is None:
         return None
     try:
         Rules.from_dict(rules)
-    except (TypeError, ValueError) as exc:
-        raise PolicyFileError(f"{path}: the ONNX metadata 'rules' are not valid rules: {exc}") from None
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise PolicyFileError(f"{path}: the ONNX metadata 'rules' are not valid rules: {str(exc)[:200]}") from None
     return rules
 
 

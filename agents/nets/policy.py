@@ -309,8 +309,8 @@ def read_zip_metadata(path: str) -> dict:
         with zipfile.ZipFile(path) as zf:
             if METADATA_NAME in zf.namelist():
                 return json.loads(zf.read(METADATA_NAME).decode())
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise PolicyFileError(f"not a readable policy file: {path} ({type(exc).__name__}: {exc})") from None
+    except (zipfile.BadZipFile, OSError, ValueError, RecursionError) as exc:
+        raise PolicyFileError(f"not a readable policy file: {path} ({type(exc).__name__}: {str(exc)[:200]})") from None
     return {}
 
 

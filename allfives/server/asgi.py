@@ -110,10 +110,22 @@ def json_response(status: int, payload, settings: Settings, method: str, headers
     return Response(body, status_code=status, headers=out)
 
 
+def require_json_type(request: Request) -> None:
+    """``ApiError`` 415 unless the request says its body is JSON (``application/json`` or
+    ``application/*+json``). Every POST must, with a body or without: a page on another site can
+    send a POST without it (a "simple" request, no preflight) but cannot send one with it."""
+    kind = request.headers.get("content-type")
+    if kind is None:
+        raise ApiError(415, "Content-Type must be application/json (a POST without one is refused: any web page could send it)")
+    media = kind.split(";")[0].strip().lower()
+    if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
+        raise ApiError(415, f"Content-Type must be application/json, got {kind[:80]!r}")
+
+
 async def read_json_body(request: Request, settings: Settings) -> bytes:
-    """The request body, within the size limit, as JSON (``ApiError`` 400/408/411/413/415; a request
-    without Content-Type is taken as JSON). Most malformed framing (a bad or doubled Content-Length)
-    is refused with a 400 by the HTTP parser before it gets here."""
+    """The request body, within the size limit, as JSON (``ApiError`` 400/408/411/413/415: the
+    Content-Type must say JSON, ``require_json_type``). Most malformed framing (a bad or doubled
+    Content-Length) is refused with a 400 by the HTTP parser before it gets here."""
     headers = request.headers
     path = request.url.path
     if "transfer-encoding" in headers:
@@ -139,11 +151,7 @@ async def read_json_body(request: Request, settings: Settings) -> bytes:
         data = await asyncio.wait_for(request.body(), BODY_TIMEOUT)
     except asyncio.TimeoutError:
         raise ApiError(408, f"the body did not arrive within {BODY_TIMEOUT:g} s", {"Connection": "close"}) from None
-    kind = headers.get("content-type")
-    if kind is not None:
-        media = kind.split(";")[0].strip().lower()
-        if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
-            raise ApiError(415, f"Content-Type must be application/json, got {kind[:80]!r}")
+    require_json_type(request)
     return data
 
 
@@ -195,6 +203,8 @@ def endpoint(path: str, handlers: dict[str, Handler], settings: Settings) -> Rou
             return 204, None, {"Allow": allow}
         if method not in allowed:
             raise ApiError(405, f"{method} is not allowed on {path}; use {' or '.join(allowed)}", {"Allow": allow})
+        if method == "POST":
+            require_json_type(request)
         handler = handlers.get(method) or handlers["GET"]
         return await handler(request, settings)
 
@@ -203,6 +213,15 @@ def endpoint(path: str, handlers: dict[str, Handler], settings: Settings) -> Rou
 
 #: a path segment that looks like a secret (a web game's id: ``secrets.token_urlsafe``)
 _SECRET_SEGMENT = re.compile(r"(?<=/)([A-Za-z0-9_-]{4})[A-Za-z0-9_-]{12,}(?=/|$)")
+
+
+def log_text(text: str, limit: int = 200) -> str:
+    """``text`` safe for one log line: every character outside printable ASCII (CR, LF, ESC, NUL,
+    non-ASCII) written as a backslash escape, so a request cannot forge a line or colour a terminal."""
+    out = []
+    for ch in text[:limit]:
+        out.append(ch if " " <= ch <= "~" and ch != "\\" else ch.encode("unicode_escape").decode())
+    return "".join(out)
 
 
 def redact_path(path: str) -> str:
@@ -229,8 +248,8 @@ class RequestLog:
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
                 ms = (time.perf_counter() - start) * 1000.0
-                path = redact_path(scope.get("path", "-").encode("ascii", "backslashreplace").decode()[:200])
-                self.log.line(f"{scope.get('method', '-')} {path} {status[0]} {ms:.1f} ms")  # before answering: in order
+                path = redact_path(log_text(scope.get("path", "-")))
+                self.log.line(f"{log_text(scope.get('method', '-'), 16)} {path} {status[0]} {ms:.1f} ms")  # before answering: in order
             await send(message)
 
         await self.app(scope, receive, logged_send)
@@ -313,4 +332,11 @@ def build_app(
     routes.append(not_found_route(settings, paths))
     app = Starlette(routes=routes)
     app.state.settings = settings
+    missing = not_found_route(settings, paths)
+
+    async def no_route(scope, receive, send) -> None:
+        # a path no route's pattern can match (a CR or LF in it): the same JSON 404, not Starlette's text
+        await missing.endpoint(scope, receive, send)
+
+    app.router.default = no_route
     return RequestLog(app, settings.log)

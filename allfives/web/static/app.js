@@ -10,11 +10,10 @@ let selected = null;  // index in state.hand of the tile chosen, waiting for an 
 let busy = false;     // a request is on its way (one at a time per game)
 
 async function api(method, path, body) {
-  const init = { method, headers: {} };
-  if (body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
+  // every POST says JSON, with a body or without: the server refuses one that does not (a page on
+  // another site can send a POST without it, never one with it)
+  const init = { method, headers: method === "POST" ? { "Content-Type": "application/json" } : {} };
+  if (body !== undefined) init.body = JSON.stringify(body);
   const response = await fetch(path, init);
   const text = await response.text();
   const data = text ? JSON.parse(text) : null;
