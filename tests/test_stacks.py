@@ -25,6 +25,7 @@ def test_tianshou_trains_a_masked_dqn_seat_on_the_pettingzoo_env():
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("one_ray_at_a_time")  # it starts a local Ray: never beside another test's
 def test_rllib_ppo_with_action_masking_through_the_one_adapter():
     pytest.importorskip("ray.rllib")
     script = ROOT / "docs" / "examples" / "rllib_ppo.py"
