@@ -403,3 +403,54 @@ def test_a_ppo_zip_is_read_without_unpickling_anything(tmp_path):
     view = game.view(game.current_player)
     assert agent.act(view) == shipped.act(view)
     assert not marker.exists(), "loading a ppo: zip unpickled a member of it"
+
+
+def broken_onnx_policy(path: Path, *, input_name="observation", outputs=3, width=NUM_ACTIONS, nan=False) -> Path:
+    """An ONNX policy that breaks the export contract in one way (the rest as ``onnx_policy``)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = np.random.default_rng(0).normal(size=(OBS_SIZE, width)).astype(np.float32)
+    if nan:
+        w[:] = np.nan
+    nodes = [
+        helper.make_node("MatMul", [input_name, "w"], ["logits"]),
+        helper.make_node("Greater", ["action_mask", "half"], ["legal"]),
+        helper.make_node("Where", ["legal", "logits", "masked_value"], ["masked_logits"]),
+        helper.make_node("ArgMax", ["masked_logits"], ["action"], axis=1, keepdims=0),
+    ]
+    outs = [
+        helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", width]),
+        helper.make_tensor_value_info("masked_logits", TensorProto.FLOAT, ["N", width]),
+        helper.make_tensor_value_info("action", TensorProto.INT64, ["N"]),
+    ][3 - outputs:]
+    graph = helper.make_graph(
+        nodes, "policy",
+        [helper.make_tensor_value_info(input_name, TensorProto.FLOAT, ["N", OBS_SIZE]),
+         helper.make_tensor_value_info("action_mask", TensorProto.FLOAT, ["N", width])],
+        outs,
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+         numpy_helper.from_array(np.array(-1e9, np.float32), "masked_value")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    for key, value in onnx_metadata(None).items():
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+    onnx.save(model, str(path))
+    return path
+
+
+def test_an_onnx_policy_that_breaks_the_contract_is_refused_at_load(tmp_path):
+    pytest.importorskip("onnxruntime")
+    assert make_agent(f"onnx:{broken_onnx_policy(tmp_path / 'good.onnx')}")  # the builder itself keeps the contract
+    for name, options, problem in [
+        ("input.onnx", {"input_name": "obs"}, "the graph's inputs are ['action_mask', 'obs']"),
+        ("outputs.onnx", {"outputs": 1}, "the graph has 1 output(s) ['action']"),
+        ("nan.onnx", {"nan": True}, "the graph's logits are not finite"),
+        ("narrow.onnx", {"width": 5}, "the graph does not run on an observation of the contract"),
+    ]:
+        path = broken_onnx_policy(tmp_path / name, **options)
+        with pytest.raises(PolicyFileError) as info:
+            make_agent(f"onnx:{path}")
+        assert str(path) in str(info.value) and problem in str(info.value), str(info.value)

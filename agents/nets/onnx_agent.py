@@ -14,6 +14,7 @@ import os
 
 import numpy as np
 
+from allfives_env.engine import Game
 from allfives_env.engine.files import POLICY_MAX_BYTES, refusal
 from allfives_env.engine.rules import Rules
 from allfives_env.engine.tiles import NUM_ACTIONS
@@ -60,6 +61,38 @@ class OnnxPolicy:
         self.encode = encoder(version)
         self.rules = _metadata_rules(path, self.metadata.get("rules"))
         self.path = path
+        self._check_contract()
+
+    def _check_contract(self) -> None:
+        """``PolicyFileError`` unless the graph keeps the contract of ``allfives export``: inputs
+        ``observation (N, obs_size)`` and ``action_mask (N, 112)``; outputs logits and masked logits
+        ``(N, 112)``, finite, and a legal action per row. Checked once, on a real position, so that a
+        policy that cannot answer is refused at load rather than failing every move."""
+        path = self.path
+        inputs = sorted(i.name for i in self.session.get_inputs())
+        if inputs != ["action_mask", "observation"]:
+            raise PolicyFileError(f"{path}: the graph's inputs are {inputs}; the contract is 'observation' (N, {self.obs_size}) "
+                                  f"and 'action_mask' (N, {NUM_ACTIONS}): export the policy with 'allfives export'")
+        outputs = [o.name for o in self.session.get_outputs()]
+        if len(outputs) != 3:
+            raise PolicyFileError(f"{path}: the graph has {len(outputs)} output(s) {outputs}; the contract is three: "
+                                  "logits, masked logits and the action")
+        game = Game(Rules.from_dict(self.rules) if self.rules else Rules.make(), seed=0)
+        view = game.view(game.current_player)
+        mask = np.zeros((1, NUM_ACTIONS), np.float32)
+        mask[0, view.legal_actions] = 1.0
+        try:
+            logits, masked, action = (np.asarray(x) for x in self.run(self.encode(view)[None], mask))
+        except Exception as exc:  # onnxruntime's own errors: shapes or types the graph does not take
+            raise PolicyFileError(f"{path}: the graph does not run on an observation of the contract "
+                                  f"({type(exc).__name__}: {str(exc)[:200]})") from None
+        if logits.shape != (1, NUM_ACTIONS) or masked.shape != (1, NUM_ACTIONS) or action.shape != (1,):
+            raise PolicyFileError(f"{path}: the graph answers shapes {logits.shape}, {masked.shape}, {action.shape}; "
+                                  f"the contract is (N, {NUM_ACTIONS}), (N, {NUM_ACTIONS}), (N,)")
+        if not np.all(np.isfinite(logits)):
+            raise PolicyFileError(f"{path}: the graph's logits are not finite (NaN or infinite) on a start position")
+        if not np.issubdtype(action.dtype, np.integer) or int(action[0]) not in view.legal_actions:
+            raise PolicyFileError(f"{path}: the graph chose action {action[0]!r}, not a legal one, on a start position")
 
     def run(self, obs: np.ndarray, mask: np.ndarray):
         obs = np.asarray(obs, np.float32).reshape(-1, self.obs_size)
