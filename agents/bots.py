@@ -66,13 +66,28 @@ class Bot:
     #: whether it plays every opponent alike (``counter-expert`` answers a model of one player)
     generic: bool = True
 
+    def plays(self, num_players: int, partnerships: bool = False) -> bool:
+        """Whether it has a setting for the game."""
+        return game_key(num_players, partnerships) in self.settings
+
     def setting(self, num_players: int, partnerships: bool = False) -> Setting:
         """The setting for a game; ``ValueError`` naming the games it has settings for."""
-        found = self.settings.get((num_players, bool(partnerships) if num_players == 4 else False))
+        found = self.settings.get(game_key(num_players, partnerships))
         if found is None:
             raise ValueError(f"bot {self.name!r} has no setting for {describe_game((num_players, partnerships))}; "
                              f"it plays {', '.join(describe_game(g) for g in self.settings)}")
         return found
+
+
+def game_key(num_players: int, partnerships: bool = False) -> Game:
+    """The game of the settings: partnerships count with 4 players only."""
+    return num_players, bool(partnerships) if num_players == 4 else False
+
+
+def default_bot(num_players: int, partnerships: bool = False) -> str:
+    """The bot ``allfives play`` and the web page seat by default: ``DEFAULT`` where it has a
+    setting for the game, else ``expert``."""
+    return DEFAULT if BOTS[DEFAULT].plays(num_players, partnerships) else "expert"
 
 
 def describe_game(game: Game) -> str:
@@ -134,10 +149,6 @@ BOTS: dict[str, Bot] = {
         ),
     )
 }
-
-
-def is_bot_name(text: str) -> bool:
-    return text in BOTS
 
 
 def bot_spec(name: str, num_players: int, partnerships: bool = False) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 
 from .base import Agent, FunctionAgent
+from .nets.policy import check_policy_players
 from .registry import AGENTS
 from .spec import AgentSpec
 
@@ -16,7 +17,9 @@ from .spec import AgentSpec
 def make_agent(spec, seed: int | None = None, rules=None) -> Agent:
     """An agent from a spec string or ``AgentSpec``, an ``Agent`` (returned as is) or a function
     ``f(view) -> action``. ``rules``: the game's, which a named bot needs to pick its setting
-    (without them it picks at its first move); ``ValueError`` for a bot with no setting for them."""
+    (without them it picks at its first move) and against which every network the agent reads is
+    checked; ``ValueError`` for a bot with no setting for them, ``PolicyPlayersError`` for a network
+    trained for another number of players or partnerships (``check_policy_players``)."""
     if isinstance(spec, Agent):
         return spec
     if callable(spec) and not isinstance(spec, (str, AgentSpec)):
@@ -31,6 +34,8 @@ def make_agent(spec, seed: int | None = None, rules=None) -> Agent:
     agent = cls(spec.path, seed=seed) if spec.path else cls(seed=seed, **spec.option_dict())
     agent.name = str(spec)
     agent.spec = spec
+    if rules is not None:
+        check_policy_players(agent, rules)
     return agent
 
 

@@ -25,6 +25,7 @@ from typing import Iterable
 
 from .bots import BOTS, bot_spec
 from .models import option_file, policy_file
+from .options import check_options
 from .registry import AGENTS, available
 
 
@@ -87,11 +88,7 @@ class AgentSpec:
         """A spec built in Python (any path, ``,`` included): ``AgentSpec.of("ismcts", iters=300, policy=PATH)``."""
         if kind not in AGENTS or AGENTS[kind].takes_path:
             raise ValueError(f"AgentSpec.of builds an option kind ({', '.join(k for k, t in AGENTS.items() if not t.takes_path)}), got {kind!r}")
-        known = AGENTS[kind].options
-        for key, value in options.items():
-            if key not in known:
-                raise ValueError(f"agent {kind!r} has no option {key!r}; its options: {', '.join(known) or 'none'}")
-            known[key].check(value, key, kind)
+        check_options(kind, options, AGENTS[kind].options)
         spec = cls(kind, tuple(options.items()))
         return replace(spec, label=label or spec.text())
 

@@ -107,3 +107,15 @@ def test_a_run_name_cannot_lead_out_of_runs(tmp_path):
             result = run_cli("train", "--config", config, f"name={name}", "--no-progress", cwd=tmp_path, timeout=120)
             assert result.returncode == 2 and "name: must be a plain name" in result.stderr, (config, name, result.stderr)
     assert not (tmp_path / "x").exists() and not (tmp_path / "runs").exists()
+
+
+def test_the_library_tournament_refuses_a_network_for_another_game_and_takes_a_list_item_as_one_spec():
+    import pytest
+
+    from agents.tournament import TournamentError, run_tournament
+    from allfives_env.engine import Rules
+
+    with pytest.raises(TournamentError, match="trained for 4 players in partnerships"):
+        run_tournament(["ismcts:iters=5,policy=allfives_4p", "greedy"], Rules.make(), games=2, seed=1)
+    with pytest.raises(TournamentError, match="unknown agent 'random,greedy'"):  # not silently "random"
+        run_tournament(["random,greedy", "expert"], Rules.make(), games=2, seed=1)

@@ -15,13 +15,12 @@ import os
 import numpy as np
 
 from allfives_env.engine import Game
-from allfives_env.engine.files import POLICY_MAX_BYTES, refusal
 from allfives_env.engine.rules import Rules
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.observation import OBS_SIZES, check_layout, encoder
 
 from ..base import Agent
-from .policy import PolicyFileError
+from .policy import PolicyFileError, check_policy_file
 
 
 class OnnxPolicy:
@@ -29,11 +28,7 @@ class OnnxPolicy:
 
     def __init__(self, path) -> None:
         path = os.fspath(path)
-        if not os.path.exists(path):
-            raise PolicyFileError(f"policy file not found: {path}")
-        refused = refusal(path, POLICY_MAX_BYTES)
-        if refused:
-            raise PolicyFileError(f"policy file {path}: {refused}")
+        check_policy_file(path)
         try:
             import onnxruntime as ort
         except ImportError as exc:

@@ -54,6 +54,16 @@ class PolicyPlayersError(ValueError):
     """A policy asked to play a game for another number of players (or partnerships) than it was trained for."""
 
 
+def check_policy_file(path: str) -> None:
+    """``PolicyFileError`` for a policy file that is missing, or that is not a regular file of at
+    most ``POLICY_MAX_BYTES`` (read by neither runtime)."""
+    if not os.path.exists(path):
+        raise PolicyFileError(f"policy file not found: {path}")
+    refused = refusal(path, POLICY_MAX_BYTES)
+    if refused:
+        raise PolicyFileError(f"policy file {path}: {refused}")
+
+
 def agent_networks(agent) -> dict:
     """The networks an agent reads, by option (``Agent.networks()``; an agent from elsewhere: its ``policy``)."""
     if hasattr(agent, "networks"):
@@ -239,11 +249,7 @@ class NumpyPolicy:
     def load(cls, path) -> "NumpyPolicy":
         """Read an SB3 zip or a ``.npz`` actor; ``PolicyFileError`` names the path and the problem."""
         path = os.fspath(path)
-        if not os.path.exists(path):
-            raise PolicyFileError(f"policy file not found: {path}")
-        refused = refusal(path, POLICY_MAX_BYTES)
-        if refused:
-            raise PolicyFileError(f"policy file {path}: {refused}")
+        check_policy_file(path)
         if path.endswith(".npz"):
             policy = cls._load_npz(path)
         else:

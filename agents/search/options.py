@@ -122,20 +122,19 @@ class SearchOptions:
     )
 
     def __post_init__(self) -> None:
-        defaults = _defaults()
         for name, option in OPTIONS.items():
             value = getattr(self, name)
-            if value != defaults[name]:
+            if value != DEFAULTS[name]:
                 option.check(value, name, "ismcts")
         for name, option in OPTIONS.items():
             value = getattr(self, name)
-            if value == defaults[name]:
+            if value == DEFAULTS[name]:
                 continue
             for need in option.needs:
                 if need.when and value not in need.when:
                     continue
                 other = getattr(self, need.option)
-                met = other in need.values if need.values else other != defaults[need.option]
+                met = other in need.values if need.values else other != DEFAULTS[need.option]
                 if not met:
                     if OPTIONS[need.option].file:
                         needed, now = f"a network: {need.option}=PATH", f"no {need.option}"
@@ -155,8 +154,7 @@ class SearchOptions:
 
     def changed(self) -> dict:
         """The options set to other values than their defaults, in the fields' order."""
-        defaults = _defaults()
-        return {name: getattr(self, name) for name in OPTIONS if getattr(self, name) != defaults[name]}
+        return {name: getattr(self, name) for name in OPTIONS if getattr(self, name) != DEFAULTS[name]}
 
     @property
     def pool_size(self) -> int:
@@ -168,8 +166,8 @@ class SearchOptions:
 OPTIONS: dict[str, Option] = {f.name: f.metadata["option"] for f in dataclasses.fields(SearchOptions)}
 
 
-def _defaults() -> dict:
-    return {f.name: f.default for f in dataclasses.fields(SearchOptions)}
+#: each option's default, in the fields' order
+DEFAULTS: dict = {f.name: f.default for f in dataclasses.fields(SearchOptions)}
 
 
 def _shown(value) -> str:
@@ -178,10 +176,9 @@ def _shown(value) -> str:
 
 def options_table() -> str:
     """The Markdown table of the options (docs/search.md holds it between its markers)."""
-    defaults = _defaults()
     rows = ["| option | values | default | takes effect with | meaning |", "|---|---|---|---|---|"]
     for name, option in OPTIONS.items():
-        default = defaults[name]
+        default = DEFAULTS[name]
         shown = "none" if default == "" or (name in ("seconds", "worlds") and not default) else _shown(default)
         needs = ", ".join(
             (f"`{n.describe()}`" + (f" (for `{name}={'|'.join(n.when)}`)" if n.when else "")) for n in option.needs

@@ -188,7 +188,7 @@ def run_tournament(
         rules = Rules.make()
     try:  # the text at the edge parsed once; a named bot becomes its setting for these rules
         given = parse_specs(agents) if isinstance(agents, (str, AgentSpec)) else [
-            a if isinstance(a, Agent) or (callable(a) and not isinstance(a, str)) else parse_specs(a)[0] for a in agents
+            a if isinstance(a, Agent) or (callable(a) and not isinstance(a, str)) else AgentSpec.parse(a) for a in agents
         ]
     except ValueError as exc:
         raise TournamentError(str(exc)) from None

@@ -29,24 +29,11 @@ def add_parser(sub, name: str) -> None:
     p.set_defaults(run=run)
 
 
-def default_opponent(rules) -> str:
-    """The named bot ``agents.bots.DEFAULT`` where it has a setting for ``rules``, else ``expert``."""
-    from agents.bots import BOTS, DEFAULT
-
-    try:
-        BOTS[DEFAULT].setting(rules.num_players, rules.partnerships)
-    except ValueError:
-        return "expert"
-    return DEFAULT
-
-
 def _agent(spec, seed: int, flag: str, rules):
     from agents import make_agent
-    from agents.nets.policy import check_policy_players
 
     try:
-        agent = make_agent(spec, seed=seed, rules=rules)
-        check_policy_players(agent, rules)
+        agent = make_agent(spec, seed=seed, rules=rules)  # a network trained for another game is refused
     except ValueError as exc:  # unknown agents and options, missing or unreadable policy files, other players
         raise CLIError(f"{flag}: {exc}") from None
     return agent
@@ -60,12 +47,12 @@ def run(args) -> int:
     from allfives_env.engine import Game
     from allfives_env.engine.seeding import derive_seed
     from agents import AgentSpec
-    from agents.nets.policy import check_policy_players
+    from agents.bots import default_bot
     from allfives.play import PlaySession, hint_agent, line_reader
 
     rules = rules_from_args(args)
     if args.opponent is None:
-        args.opponent = default_opponent(rules)
+        args.opponent = default_bot(rules.num_players, rules.partnerships)
     specs = {}
     for flag, text in (("--opponent", args.opponent), ("--partner", args.partner), ("--hint-bot", args.hint_bot)):
         try:  # parsed once, here; a named bot picks its setting for the rules
@@ -91,8 +78,8 @@ def run(args) -> int:
         spec = specs[flag]
         agents[s] = _agent(spec, derive_seed(seed, "play", "seat", s), flag, rules)
     try:
+        # a copy of a seated bot, or one built for these rules: its networks are checked either way
         hinter = hint_agent(specs["--hint-bot"] or specs["--opponent"], agents, derive_seed(seed, "play", "hint"), rules)
-        check_policy_players(hinter, rules)
     except ValueError as exc:
         raise CLIError(f"--hint-bot: {exc}") from None
     players = ["human" if s == args.seat else agents[s].name for s in range(n)]

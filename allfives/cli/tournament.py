@@ -63,16 +63,15 @@ def add_parser(sub, name: str) -> None:
 
 
 def _check_policies(specs, rules) -> None:
-    """Load each agent that reads a network once (a policy, a search's prior or model of play) and
-    refuse one trained for another number of players (``CLIError``)."""
+    """Load each agent that reads a network once (a policy, a search's prior or model of play), so
+    that one trained for another number of players is refused (``CLIError``) before anything is written."""
     from agents import make_agent
-    from agents.nets.policy import check_policy_players
 
     for spec in specs:
         if not spec.files():
             continue
         try:
-            check_policy_players(make_agent(spec), rules)
+            make_agent(spec, rules=rules)
         except ValueError as exc:  # PolicyFileError (unreadable file, bad metadata), PolicyPlayersError
             raise CLIError(str(exc)) from None
 

@@ -123,9 +123,10 @@ def require_json_type(request: Request) -> None:
 
 
 async def read_json_body(request: Request, settings: Settings) -> bytes:
-    """The request body, within the size limit, as JSON (``ApiError`` 400/408/411/413/415: the
-    Content-Type must say JSON, ``require_json_type``). Most malformed framing (a bad or doubled
-    Content-Length) is refused with a 400 by the HTTP parser before it gets here."""
+    """The request body, within the size limit (``ApiError`` 400/408/411/413). Its Content-Type was
+    checked before the handler ran (``require_json_type``, for every POST of an ``endpoint``). Most
+    malformed framing (a bad or doubled Content-Length) is refused with a 400 by the HTTP parser
+    before it gets here."""
     headers = request.headers
     path = request.url.path
     if "transfer-encoding" in headers:
@@ -151,7 +152,6 @@ async def read_json_body(request: Request, settings: Settings) -> bytes:
         data = await asyncio.wait_for(request.body(), BODY_TIMEOUT)
     except asyncio.TimeoutError:
         raise ApiError(408, f"the body did not arrive within {BODY_TIMEOUT:g} s", {"Connection": "close"}) from None
-    require_json_type(request)
     return data
 
 
@@ -329,10 +329,10 @@ def build_app(
         more, more_paths = extra_routes(settings)
         routes += more
         paths += more_paths
-    routes.append(not_found_route(settings, paths))
+    missing = not_found_route(settings, paths)
+    routes.append(missing)
     app = Starlette(routes=routes)
     app.state.settings = settings
-    missing = not_found_route(settings, paths)
 
     async def no_route(scope, receive, send) -> None:
         # a path no route's pattern can match (a CR or LF in it): the same JSON 404, not Starlette's text

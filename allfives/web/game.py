@@ -17,7 +17,6 @@ import time
 
 from agents import make_agent
 from agents.analysis import analyze
-from agents.nets.policy import check_policy_players
 from allfives.play import bot_preference
 from allfives.server.service import ApiError
 from allfives_env.engine import Game, Rules
@@ -66,8 +65,7 @@ class WebGame:
 
     def _agent(self, bot: Bot, seed: int, where: str):
         try:
-            agent = make_agent(bot.spec, seed=seed, rules=self.rules)
-            check_policy_players(agent, self.rules, "this game")
+            agent = make_agent(bot.spec, seed=seed, rules=self.rules)  # a network for another game is refused
         except (ValueError, ImportError) as exc:
             raise ApiError(422, f"{where}: bot {bot.id!r}: {exc}") from None
         return agent

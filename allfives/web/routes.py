@@ -29,7 +29,7 @@ from allfives.server.service import ApiError, json_type, parse_json
 from allfives_env.engine import Rules
 from allfives_env.engine.rules import OPTIONS
 
-from agents.bots import DEFAULT
+from agents.bots import default_bot
 
 from .bots import bot_choices
 from .game import WebGame
@@ -73,8 +73,7 @@ def new_game(body, store: GameStore, bots: dict) -> WebGame:
     seat = body.get("seat", 0)
     if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
         raise ApiError(422, f"seat must be your seat 0..{n - 1}, got {json.dumps(seat)[:40]}")
-    # the default bot: the named bot agents.bots.DEFAULT where it has a setting for this game, else expert
-    default = DEFAULT if DEFAULT in bots and (n, rules.partnerships if n == 4 else False) in bots[DEFAULT].games else "expert"
+    default = default_bot(n, rules.partnerships)
     chosen = body.get("bots") or [None] * n
     if not isinstance(chosen, list) or len(chosen) != n:
         raise ApiError(422, f"bots must be a list of {n} bot ids, one per seat (null: the default; yours is ignored)")
