@@ -8,33 +8,45 @@ the same vectors and facts. ``-ffp-contract=off`` (GCC, Clang) keeps the compile
 multiply and an add, which would round differently from Python's floats.
 
 The trained policies stay in ``models/`` at the root of the repository; a wheel (``pip install .``)
-carries a copy of ``models/*.zip|onnx|json``, ``models/play/*.json`` and ``models/README.md`` inside the ``agents`` package,
-``agents/model_files/``, where ``agents.models.model_path`` finds them with ``importlib.resources``.
-An editable install copies nothing: ``agents.models`` reads the checkout's ``models/`` directly.
+carries a copy of ``models/*.zip|onnx|json``, ``models/play/*.json`` and ``models/README.md`` inside the ``allfives_agents`` package,
+``allfives_agents/model_files/``, where ``allfives_agents.models.model_path`` finds them with ``importlib.resources``.
+An editable install copies nothing: ``allfives_agents.models`` reads the checkout's ``models/`` directly.
 """
 
 import glob
 import os
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 MODELS = "models"
+#: the installed name of each folder of the repository that is not named as it installs: a wheel puts
+#: only ``allfives*`` packages at the top of site-packages (no ``agents`` or ``train`` to collide with
+#: other distributions or a user's own modules)
+RENAMED = {"allfives_agents": "agents", "allfives_train": "train"}
+
+
+def packages() -> list[str]:
+    """Every package of the wheel, by its installed name."""
+    found = find_packages(include=["allfives", "allfives.*", "allfives_env", "allfives_env.*"])
+    for name, folder in RENAMED.items():
+        found += [name] + [f"{name}.{sub}" for sub in find_packages(folder)]
+    return found
 MODEL_PATTERNS = ("*.zip", "*.onnx", "*.json", "README.md")
-PACKAGE_DIR = os.path.join("agents", "model_files")  # agents.models.PACKAGE_DIR
+PACKAGE_DIR = os.path.join("allfives_agents", "model_files")  # allfives_agents.models.PACKAGE_DIR
 
 
 def model_files() -> list[str]:
     """The shipped files, relative to ``models/``: the policies and their cards, and ``play/*.json``
-    (the fitted models of play, ``agents.models.play_model_path``)."""
+    (the fitted models of play, ``allfives_agents.models.play_model_path``)."""
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), MODELS)
     patterns = [*MODEL_PATTERNS, os.path.join("play", "*.json")]
     return sorted(os.path.relpath(f, here) for pattern in patterns for f in glob.glob(os.path.join(here, pattern)))
 
 
 class build_py_with_models(build_py):
-    """``build_py`` that also copies the shipped models into ``agents/model_files/`` of the build."""
+    """``build_py`` that also copies the shipped models into ``allfives_agents/model_files/`` of the build."""
 
     def run(self):
         super().run()
@@ -65,6 +77,8 @@ class build_ext_exact(build_ext):
 
 
 setup(
+    packages=packages(),
+    package_dir=RENAMED,
     ext_modules=[
         Extension("allfives_env._fastobs", ["allfives_env/_fastobs.c"], depends=["allfives_env/_fastargs.h", "allfives_env/_fastbits.h"], optional=True),
         Extension("allfives_env._fastlook", ["allfives_env/_fastlook.c"], depends=["allfives_env/_fastargs.h", "allfives_env/_fastbits.h"], optional=True),

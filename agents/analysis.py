@@ -1,7 +1,7 @@
 """Move analysis: every legal move of a position with its estimated value and a 95% interval.
 
 For a seat's ``PlayerView``, ``analyze`` samples ``worlds`` possible worlds consistent with the
-view (hidden hands and boneyard order, ``agents.search.belief.determinize``: only what the seat can see
+view (hidden hands and boneyard order, ``allfives_agents.search.belief.determinize``: only what the seat can see
 is used) and, for each legal move, plays the move and then the rest of the hand in every world
 with a playout policy (an agent spec: ``greedy``, ``expert``, ``ppo:allfives_2p``, ...) at every
 seat. All moves are played out in the same worlds (common random numbers), so their differences
@@ -22,7 +22,7 @@ policy) then gives the exact result, and the intervals have zero width.
 
 With ``belief`` (a trained policy: a file or a shipped model's name) the worlds are weighted by
 how likely that network finds the placements the other seats chose this hand in each of them
-(``agents.search.inference``, as ``ismcts:belief=policy`` does): the values and win shares are weighted
+(``allfives_agents.search.inference``, as ``ismcts:belief=policy`` does): the values and win shares are weighted
 means, and their intervals use the effective number of worlds ``(sum w)^2 / sum w^2``
 (``effective_worlds`` in the result), so a few heavy worlds give wide intervals.
 """
@@ -134,7 +134,7 @@ def _belief_network(belief: str, rules):
 
 
 def _world_weights(view, network, world_hands: list[list[int]], rng: random.Random) -> list[float]:
-    """The weight of each world (its hands) under the inference of ``agents.search.inference``, largest 1."""
+    """The weight of each world (its hands) under the inference of ``allfives_agents.search.inference``, largest 1."""
     from .search.inference import PlayEvidence
 
     evidence = PlayEvidence(view)

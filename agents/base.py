@@ -29,7 +29,7 @@ class Agent:
 
     def networks(self) -> dict:
         """The trained networks this agent reads, by the option naming each (``policy``...): the
-        ones checked against a game's players (``agents.nets.policy.check_policy_players``)."""
+        ones checked against a game's players (``allfives_agents.nets.policy.check_policy_players``)."""
         policy = getattr(self, "policy", None)
         return {} if policy is None else {"policy": policy}
 

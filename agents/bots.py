@@ -34,7 +34,7 @@ _COUNTER_2P = (
     "ismcts:iters=300,policy=allfives_2p,belief=expert,bweights=expert_2p,worlds=300,select=bias,cpuct=10,opp=model"
 )
 _COUNTER_4P = "ismcts:iters=1000,policy=allfives_4p,belief=expert,bweights=expert_4p,worlds=200,opp=model"
-_SHIP = "python -m train.ship runs/ppo_{n}p --name allfives_{n}p --games 2000 --workers 2"
+_SHIP = "python -m allfives_train.ship runs/ppo_{n}p --name allfives_{n}p --games 2000 --workers 2"
 _TIME = "python benchmarks/search_time.py --players {n} --positions 100 --agents SPEC... (every bot's spec for the game in one run; the median)"
 
 

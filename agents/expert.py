@@ -87,7 +87,7 @@ class ExpertAgent(Agent):
         return out
 
     def terms(self, view) -> tuple[list[float], list[list[float]]]:
-        """``scores`` taken apart, for fitting the weights to a player's choices (``agents.search.play_fit``):
+        """``scores`` taken apart, for fitting the weights to a player's choices (``allfives_agents.search.play_fit``):
         per legal move, the part no weight scales (+1000 for reaching the target) and each term's
         value in ``DEFAULT_WEIGHTS``' order, so that a move's score is the part plus the terms'
         values times the weights (up to rounding; ``tests/test_play_fit.py`` checks it)."""

@@ -5,10 +5,10 @@ and the card ``NAME.json``). Where they are found:
 
 1. a checkout (an editable install, or the source tree on ``sys.path``): ``models/`` next to the
    ``agents`` package, so a freshly shipped model is used without reinstalling;
-2. an installed wheel: the copy the build puts inside the package, ``agents/model_files/``
+2. an installed wheel: the copy the build puts inside the package, ``allfives_agents/model_files/``
    (``setup.py`` copies ``models/*.zip|onnx|json`` there), read with ``importlib.resources``.
 
-The agent specs ``ppo:allfives_2p`` and ``onnx:allfives_2p`` use this (``agents.registry``); a spec
+The agent specs ``ppo:allfives_2p`` and ``onnx:allfives_2p`` use this (``allfives_agents.registry``); a spec
 with a path (``ppo:models/allfives_2p.zip``) still means that file.
 """
 
@@ -36,7 +36,7 @@ def _checkout_dir() -> Path:
 
 def _installed_dir():
     try:
-        return resources.files("agents").joinpath(PACKAGE_DIR)
+        return resources.files(__package__).joinpath(PACKAGE_DIR)
     except (ModuleNotFoundError, TypeError):  # pragma: no cover - agents is always importable here
         return None
 

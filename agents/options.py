@@ -1,9 +1,9 @@
 """Typed agent options: a type, the values it takes, its help, and the other options it needs.
 
 An ``Option`` is the one description of one option of one agent kind. The registry
-(``agents.registry``), the spec parser (``agents.spec``), the CLI's help and error messages and the
+(``allfives_agents.registry``), the spec parser (``allfives_agents.spec``), the CLI's help and error messages and the
 docs' option tables are all read from these objects; the search keeps its own in
-``agents.search.options.SearchOptions`` (a dataclass whose fields carry them).
+``allfives_agents.search.options.SearchOptions`` (a dataclass whose fields carry them).
 """
 
 from __future__ import annotations

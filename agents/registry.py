@@ -1,9 +1,9 @@
 """The kinds of agent by name: ``random``, ``greedy``, ``expert``, ``ismcts``, ``ppo:PATH``, ``onnx:PATH``.
 
 ``AGENTS`` maps a kind to how to build it (``module:Class``), a summary and its options
-(``agents.options.Option``). The options of ``ismcts`` are those of its one home,
-``agents.search.options.SearchOptions``; ``expert``'s are its weights. A spec string names a kind
-and its options (``agents.spec``); the named bots (``agents.bots``) are settings of these kinds.
+(``allfives_agents.options.Option``). The options of ``ismcts`` are those of its one home,
+``allfives_agents.search.options.SearchOptions``; ``expert``'s are its weights. A spec string names a kind
+and its options (``allfives_agents.spec``); the named bots (``allfives_agents.bots``) are settings of these kinds.
 """
 
 from __future__ import annotations
@@ -31,20 +31,20 @@ class AgentType:
 
 
 AGENTS: dict[str, AgentType] = {
-    "random": AgentType("agents.random_agent:RandomAgent", "uniformly random legal move"),
-    "greedy": AgentType("agents.greedy:GreedyAgent", "most points now, heaviest tile on ties"),
+    "random": AgentType("allfives_agents.random_agent:RandomAgent", "uniformly random legal move"),
+    "greedy": AgentType("allfives_agents.greedy:GreedyAgent", "most points now, heaviest tile on ties"),
     "expert": AgentType(
-        "agents.expert:ExpertAgent",
+        "allfives_agents.expert:ExpertAgent",
         "hand-written heuristic: points, the reply it allows, hand shape",
         EXPERT_OPTIONS,
     ),
     "ismcts": AgentType(
-        "agents.search.ismcts:ISMCTSAgent",
+        "allfives_agents.search.ismcts:ISMCTSAgent",
         "information-set Monte Carlo tree search over sampled hidden hands",
         SEARCH_OPTIONS,
     ),
-    "ppo": AgentType("agents.nets.policy:PPOAgent", "a trained policy (SB3 MaskablePPO zip or exported .npz)", takes_path=True),
-    "onnx": AgentType("agents.nets.onnx_agent:OnnxAgent", "an exported ONNX policy (numpy + onnxruntime only)", takes_path=True),
+    "ppo": AgentType("allfives_agents.nets.policy:PPOAgent", "a trained policy (SB3 MaskablePPO zip or exported .npz)", takes_path=True),
+    "onnx": AgentType("allfives_agents.nets.onnx_agent:OnnxAgent", "an exported ONNX policy (numpy + onnxruntime only)", takes_path=True),
 }
 
 

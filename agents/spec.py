@@ -5,7 +5,7 @@ The grammar, in one place:
     SPEC  := BOT | KIND | KIND ":" OPTS | PATH_KIND ":" PATH | FILE
     OPTS  := KEY "=" VALUE ("," KEY "=" VALUE)*
 
-``BOT`` is a named bot (``fast``, ``strong``: ``agents.bots``), resolved for a game's players;
+``BOT`` is a named bot (``fast``, ``strong``: ``allfives_agents.bots``), resolved for a game's players;
 ``KIND`` a kind of the registry (``greedy``, ``ismcts:iters=300``); ``PATH_KIND`` a kind that takes
 a file (``ppo``, ``onnx``), everything after its colon being the path (``,`` and ``:`` included) or
 a shipped model's name (``onnx:allfives_2p``); ``FILE`` a policy file (``.onnx`` -> ``onnx:FILE``,
@@ -13,7 +13,7 @@ a shipped model's name (``onnx:allfives_2p``); ``FILE`` a policy file (``.onnx``
 a spec is refused with a message that says so; build an ``AgentSpec`` in Python to pass any path.
 
 Unknown kinds, unknown keys, a key given twice and bad values raise ``ValueError`` naming them;
-the kinds' options and their ranges are the registry's (``agents.registry.AGENTS``). The CLI, the
+the kinds' options and their ranges are the registry's (``allfives_agents.registry.AGENTS``). The CLI, the
 tournament, Ray workers, the server and the web page pass ``AgentSpec`` values, never re-parse.
 """
 

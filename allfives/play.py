@@ -160,7 +160,7 @@ def bot_preference(agent, view) -> tuple[int, str | None, list[str] | None]:
 
 def hint_agent(spec, agents: dict, seed: int, rules=None):
     """A separate agent for hints: a copy of a seated bot with that spec (sharing its loaded policy), else a new one."""
-    from agents import make_agent
+    from allfives_agents import make_agent
 
     for agent in agents.values():
         if agent.name == str(spec) and hasattr(agent, "policy"):
@@ -241,8 +241,8 @@ class PlaySession:
         self.screen.hint(view, getattr(self.hinter, "name", None), choice, label, values)
 
     def show_analysis(self, view) -> None:
-        """The move analysis (``agents.analysis``): every legal move's value with a 95% interval."""
-        from agents.analysis import analyze, format_analysis
+        """The move analysis (``allfives_agents.analysis``): every legal move's value with a 95% interval."""
+        from allfives_agents.analysis import analyze, format_analysis
 
         result = analyze(view, "greedy", ANALYZE_WORLDS, seed=self.game.seed + len(self.game.events), seconds=3.0)
         for line in format_analysis(result).splitlines():

@@ -1,7 +1,7 @@
 """What an episode is and how it is scored: the one home of the episode options.
 
 ``EpisodeSpec(episode="game", reward="points", max_hands=200)`` is validated once, when it is
-built, and then used by both environments, the trainer (``train.config``) and the tournament
+built, and then used by both environments, the trainer (``allfives_train.config``) and the tournament
 (which plays whole games and uses only ``max_hands``):
 
 - ``episode``: ``"game"`` (a whole game to the target) or ``"hand"`` (one hand of a fresh game;

@@ -6,7 +6,7 @@ seeding rule, both autoreset modes and ``options["reset_mask"]``), but it plays 
 ``allfives_env.vector.GameVector``: opponents of the batch protocol (``ppo:`` agents on one
 network) are asked once for all the games waiting on them, which is where it is faster.
 
-    envs = AllFivesVectorEnv(8, opponents=agents.make_agent("ppo:models/allfives_2p.zip"))
+    envs = AllFivesVectorEnv(8, opponents=allfives_agents.make_agent("ppo:models/allfives_2p.zip"))
     envs = gymnasium.make_vec("AllFives-v0", 8, opponents=..., autoreset_mode=AutoresetMode.SAME_STEP)
 
 ``AllFivesVectorEnv(num_envs, opponents=..., partner=..., **kwargs)`` builds ``num_envs``

@@ -2,7 +2,7 @@
 
 An opponent is any object with ``act(view) -> action id`` and, optionally, ``reset(seed)``
 (every ``agents.Agent``), or a plain function ``f(view) -> action id``. The environments never
-build agents by name: that is the ``agents`` layer's job (``agents.make_agent("greedy")``), so
+build agents by name: that is the ``agents`` layer's job (``allfives_agents.make_agent("greedy")``), so
 this package imports nothing above it. ``RandomOpponent`` is the default.
 """
 
@@ -52,7 +52,7 @@ def as_opponent(value, what: str = "opponent"):
     if isinstance(value, str):
         raise TypeError(
             f"{what} {value!r} is a name, not an agent: the environment takes agent objects; "
-            f"build one with agents.make_agent({value!r})"
+            f"build one with allfives_agents.make_agent({value!r})"
         )
     raise TypeError(f"{what} must be an agent (an object with act(view)) or a function f(view) -> action, got {value!r}")
 

@@ -1,7 +1,7 @@
 """Gymnasium single-agent All Fives for Stable-Baselines3: the learner plays one seat (or one side).
 
 Every other seat is played inside the environment by opponents the caller hands in: agent objects
-(``agents.make_agent("greedy")``, any object with ``act(view)`` and ``reset(seed)``) or functions
+(``allfives_agents.make_agent("greedy")``, any object with ``act(view)`` and ``reset(seed)``) or functions
 ``f(view) -> action``; by default a uniformly random one (``allfives_env.opponents``). The
 learner's trajectory holds only its own observations and rewards: the observation is always the
 learner's (or, with ``control_partner=True``, the acting seat of the learner's side), and each

@@ -9,11 +9,11 @@ with two differences that make it fast:
 - opponents that can decide for many games at once are asked once for all the games waiting on
   them (the **batch protocol**): an opponent whose ``batch_key`` is not ``None`` has
   ``act_batch(views) -> actions``, and opponents with equal keys answer for each other's views.
-  The ``ppo:`` agents (``agents.nets.policy.PPOAgent``) do: their key is their network, so every game
+  The ``ppo:`` agents (``allfives_agents.nets.policy.PPOAgent``) do: their key is their network, so every game
   waiting on the same snapshot costs one matrix product. Any other opponent plays as it does alone.
 
 It does not reset games by itself: ``allfives_env.gym_vector.AllFivesVectorEnv`` (gymnasium's
-vector API) and ``train.vec_env.BatchedVecEnv`` (Stable-Baselines3's ``VecEnv``) each add their
+vector API) and ``allfives_train.vec_env.BatchedVecEnv`` (Stable-Baselines3's ``VecEnv``) each add their
 library's autoreset rule on top.
 """
 

@@ -6,7 +6,7 @@ tile may show the older ones (``allfives_env.engine.turn.missing_after_turn``). 
 still say something: every tile the seat held at the end of a turn in which it drew or passed
 lacked that turn's open pips, so of the tiles it holds now or placed (not straight after drawing)
 since, at most as many as it drew and kept since can show them. This script samples worlds the
-way the search does (``agents.search.belief.HiddenSampler``) at positions of expert self-play and counts
+way the search does (``allfives_agents.search.belief.HiddenSampler``) at positions of expert self-play and counts
 those that break that condition for some earlier turn: what a finer, per-draw sampler would remove.
 
     python benchmarks/belief_draws.py --players 2 --positions 600 --worlds 100
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from search_time import positions  # noqa: E402
 
-from agents.search.belief import HiddenSampler  # noqa: E402
+from allfives_agents.search.belief import HiddenSampler  # noqa: E402
 from allfives_env.engine.events import DRAW, PASS, PLAY, play_end  # noqa: E402
 from allfives_env.engine.layout import Layout  # noqa: E402
 from allfives_env.engine.rules import Rules  # noqa: E402

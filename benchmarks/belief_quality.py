@@ -4,7 +4,7 @@ At positions of expert self-play (decisions with two or more legal moves, after 
 choice of another seat this hand), or of a named player in game records (``--records FILE
 --player NAME``: the seats it played, with the hands as they were), each belief gives every unseen tile a probability of being in
 each other seat's hand: the weighted share of a pool of sampled worlds that put it there, as the
-search draws its worlds (``agents.search.belief.HiddenSampler`` for the pool, ``agents.search.inference`` for the
+search draws its worlds (``allfives_agents.search.belief.HiddenSampler`` for the pool, ``allfives_agents.search.inference`` for the
 weights). Those are scored against the true hands: the Brier score (the mean squared error; 0 is
 knowing the hands) and the log loss, with the pool's mean effective size ``1 / sum(w**2)`` and the
 milliseconds a position takes to sample the pool and to weigh it (what the search pays); with
@@ -33,13 +33,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.search.belief import HiddenSampler, unseen_mask  # noqa: E402
-from agents.expert import ExpertAgent  # noqa: E402
-from agents.search.inference import DEFAULT_EPS, PlayEvidence  # noqa: E402
-from agents.search.ismcts import load_policy  # noqa: E402
-from agents.search.play_fit import player_games  # noqa: E402
-from agents.nets.policy import check_trained_players  # noqa: E402
-from agents import make_agent  # noqa: E402
+from allfives_agents.search.belief import HiddenSampler, unseen_mask  # noqa: E402
+from allfives_agents.expert import ExpertAgent  # noqa: E402
+from allfives_agents.search.inference import DEFAULT_EPS, PlayEvidence  # noqa: E402
+from allfives_agents.search.ismcts import load_policy  # noqa: E402
+from allfives_agents.search.play_fit import player_games  # noqa: E402
+from allfives_agents.nets.policy import check_trained_players  # noqa: E402
+from allfives_agents import make_agent  # noqa: E402
 from allfives_env.engine import Game  # noqa: E402
 from allfives_env.engine.errors import RecordError  # noqa: E402
 from allfives_env.engine.record import replay_steps  # noqa: E402

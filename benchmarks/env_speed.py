@@ -98,7 +98,7 @@ def vector_contestants(players: int, n: int):
     """``{label: make_vec}`` for the two vector envs against the shipped network, or ``{}``."""
     from gymnasium.vector import SyncVectorEnv
 
-    from agents import make_agent
+    from allfives_agents import make_agent
     from allfives_env.gym_vector import AllFivesVectorEnv
     from allfives_env.single_agent import SingleAgentEnv
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents import make_agent  # noqa: E402
+from allfives_agents import make_agent  # noqa: E402
 from allfives_env.engine import Game  # noqa: E402
 from allfives_env.engine.rules import Rules  # noqa: E402
 from allfives_env.observation import ACCELERATED, encode, encode_lookahead  # noqa: E402

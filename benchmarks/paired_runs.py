@@ -1,7 +1,7 @@
 """Two tournament runs on the same deals, compared deal by deal: the paired difference of a win rate.
 
 Two ``allfives tournament ... --seed S --out DIR`` runs with the same seed play the same deals
-(``agents.tournament.run``: a game is a pure function of the seed, its deal and the seating). When one
+(``allfives_agents.tournament.run``: a game is a pure function of the seed, its deal and the seating). When one
 agent changed between them (``ismcts:...`` against ``ismcts:...,belief=policy``, both against
 ``expert``), the difference of its win rates is measured far more sharply per deal than by the
 two runs' own intervals, since the luck of each deal cancels. This reads both runs' records

@@ -1,7 +1,7 @@
 """What hidden information is worth to a search bot: duplicate matches where agent A's ``ismcts`` may
 see what its seat cannot (a diagnostic, never a way to play).
 
-The search samples "possible worlds" for what its seat cannot see (``agents.search.belief``). Here A's
+The search samples "possible worlds" for what its seat cannot see (``allfives_agents.search.belief``). Here A's
 search may instead be handed the truth, to measure the ceiling that better inference could reach:
 
 - ``--see all``: the other hands and the boneyard order;
@@ -12,9 +12,9 @@ search may instead be handed the truth, to measure the ceiling that better infer
 - ``--see none`` (default): the agent as it plays.
 
 An exact model of an ``expert`` opponent as the model of play is an agent option now
-(``belief=expert``, ``agents.search.ismcts``); the tournament plays it. ``--value-scale`` changes
-the hand value's scale, ``agents.search.ismcts.VALUE_SCALE`` (40). Games are those of ``allfives
-tournament`` for the same seed (``agents.tournament.run.make_schedule``): the same deals, seats swapped
+(``belief=expert``, ``allfives_agents.search.ismcts``); the tournament plays it. ``--value-scale`` changes
+the hand value's scale, ``allfives_agents.search.ismcts.VALUE_SCALE`` (40). Games are those of ``allfives
+tournament`` for the same seed (``allfives_agents.tournament.run.make_schedule``): the same deals, seats swapped
 within each pair.
 
     python benchmarks/search_oracle.py ismcts:iters=100,policy=allfives_2p expert --games 400 --see hands
@@ -33,11 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-import agents.search.ismcts as ismcts  # noqa: E402
-from agents import make_agent  # noqa: E402
-from agents.tournament import make_schedule  # noqa: E402
-from agents.search.belief import HiddenSampler  # noqa: E402
-from agents.tournament.stats import wilson_interval  # noqa: E402
+import allfives_agents.search.ismcts as ismcts  # noqa: E402
+from allfives_agents import make_agent  # noqa: E402
+from allfives_agents.tournament import make_schedule  # noqa: E402
+from allfives_agents.search.belief import HiddenSampler  # noqa: E402
+from allfives_agents.tournament.stats import wilson_interval  # noqa: E402
 from allfives_env.engine import Game, Rules  # noqa: E402
 
 _TRUE_GAME: Game | None = None

@@ -171,8 +171,8 @@ def main(argv=None) -> int:
     if not modes or set(modes) - {"keepalive", "new"} or args.clients < 1 or args.requests < 1 or args.rounds < 1:
         parser.error("--modes takes keepalive and/or new; --clients, --requests and --rounds must be at least 1")
 
-    from agents import make_agent
-    from agents.nets.policy import trained_rules
+    from allfives_agents import make_agent
+    from allfives_agents.nets.policy import trained_rules
 
     rules = trained_rules(make_agent(args.policy)) or Rules.make()
     bodies = requests_from_games(rules, 400, seed=1)

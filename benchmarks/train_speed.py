@@ -1,7 +1,7 @@
 """Learning speed: learner steps/s of ``allfives train`` with the shipped 2-player recipe, beside
 PettingZoo's SB3 action-masking tutorial pipeline on connect_four_v3, in the same run.
 
-- **ours**: ``train.train.train`` on ``configs/ppo_2p.yaml`` (its network, PPO settings, opponent
+- **ours**: ``allfives_train.train.train`` on ``configs/ppo_2p.yaml`` (its network, PPO settings, opponent
   pool, ``n_envs`` and ``SubprocVecEnv``) for ``--steps`` learner steps, with evaluations and
   checkpoints pushed past the end; steps/s over ``model.learn`` (the run's ``wall_seconds``).
 - **peer**: the tutorial's ``train_action_mask`` (``tutorials/SB3/connect_four/
@@ -94,8 +94,8 @@ print(model.num_timesteps, time.perf_counter() - start)
 
 OURS = r'''
 import sys
-from train.config import load_config
-from train.train import train
+from allfives_train.config import load_config
+from allfives_train.train import train
 
 steps, seed, run_dir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 far = 10 * steps + 1

@@ -1,8 +1,8 @@
 """Rewrite the generated blocks of the docs from their one home: ``python docs/generate.py``.
 
-- README.md: the bots table (``agents.bots.bots_table``), between the two commands and the picture;
-- docs/search.md: the options table (``agents.search.options.options_table``), after its marker line;
-- docs/results.md: the named bots (``agents.bots.bots_results``), between its two marker lines.
+- README.md: the bots table (``allfives_agents.bots.bots_table``), between the two commands and the picture;
+- docs/search.md: the options table (``allfives_agents.search.options.options_table``), after its marker line;
+- docs/results.md: the named bots (``allfives_agents.bots.bots_results``), between its two marker lines.
 
 tests/test_bots.py and tests/test_search_options.py fail until the blocks match; this fixes them.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents.bots import bots_results, bots_table  # noqa: E402
-from agents.search.options import options_table  # noqa: E402
+from allfives_agents.bots import bots_results, bots_table  # noqa: E402
+from allfives_agents.search.options import options_table  # noqa: E402
 
 
 def replace_table(text: str, after: str, table: str) -> str:

@@ -275,7 +275,7 @@ def test_registered_with_pettingzoo_and_gymnasium():
     e = pettingzoo.make("aec", "allfives/all_fives-v0", num_players=3)
     e.reset(seed=0)
     assert e.metadata["name"] == "all_fives_v0" and len(e.possible_agents) == 3
-    from agents import make_agent
+    from allfives_agents import make_agent
 
     g = gymnasium.make("AllFives-v0", opponents=make_agent("greedy"))
     obs, info = g.reset(seed=0)

@@ -5,9 +5,9 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from agents import AGENTS, AgentSpec, FunctionAgent, make_agent
-from agents.search.belief import TILES_WITH_PIPS, sample_hidden, unseen_mask
-from agents.greedy import GreedyAgent
+from allfives_agents import AGENTS, AgentSpec, FunctionAgent, make_agent
+from allfives_agents.search.belief import TILES_WITH_PIPS, sample_hidden, unseen_mask
+from allfives_agents.greedy import GreedyAgent
 from allfives_env.engine import Deal, Game, Rules
 from helpers import A, T, game_from
 

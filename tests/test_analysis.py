@@ -1,12 +1,12 @@
-"""Move analysis (agents.analysis, allfives analyze): values agree with the engine, exact when nothing is hidden."""
+"""Move analysis (allfives_agents.analysis, allfives analyze): values agree with the engine, exact when nothing is hidden."""
 
 import json
 import random
 
 import pytest
 
-from agents import make_agent
-from agents.analysis import analyze, format_analysis
+from allfives_agents import make_agent
+from allfives_agents.analysis import analyze, format_analysis
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.rewards import zero_sum
 
@@ -110,8 +110,8 @@ def test_the_cli_reads_a_record_or_a_json_position(tmp_path):
 
 
 def test_weighted_worlds_are_a_weighted_mean_over_the_same_worlds():
-    from agents import analysis
-    from agents.search.inference import PlayEvidence
+    from allfives_agents import analysis
+    from allfives_agents.search.inference import PlayEvidence
 
     game, view = midgame_view(moves=7)
     assert len(PlayEvidence(view)), "the position has other seats' choices to weigh by"

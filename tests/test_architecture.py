@@ -14,7 +14,9 @@ import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("allfives_env", "agents", "train", "allfives")
+PACKAGES = ("allfives_env", "allfives_agents", "allfives_train", "allfives")
+#: the repository's folder of each package (setup.py's package_dir)
+FOLDERS = {"allfives_env": "allfives_env", "allfives_agents": "agents", "allfives_train": "train", "allfives": "allfives"}
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess:
@@ -31,13 +33,13 @@ def test_import_contracts_hold():
 
 def test_a_lazy_upward_import_breaks_the_contracts(tmp_path):
     for name in PACKAGES:
-        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+        shutil.copytree(ROOT / FOLDERS[name], tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path)
     with open(tmp_path / "allfives_env" / "episode.py", "a", encoding="utf-8") as f:
-        f.write("\n\ndef _sneaky():\n    from agents import make_agent\n\n    return make_agent\n")
+        f.write("\n\ndef _sneaky():\n    from allfives_agents import make_agent\n\n    return make_agent\n")
     result = lint_imports(tmp_path)
     assert result.returncode != 0
-    assert "allfives_env.episode -> agents" in result.stdout
+    assert "allfives_env.episode -> allfives_agents" in result.stdout
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +50,7 @@ def graph():
 def test_the_graph_sees_imports_inside_functions(graph):
     # ``allfives.cli.tournament`` imports the tournament only inside ``run``: a lazy import that
     # the layer check must see, or an upward one could hide the same way
-    assert "agents.tournament" in graph.find_modules_directly_imported_by("allfives.cli.tournament")
+    assert "allfives_agents.tournament" in graph.find_modules_directly_imported_by("allfives.cli.tournament")
 
 
 def test_nothing_imports_upward(graph):
@@ -63,8 +65,8 @@ def test_nothing_imports_upward(graph):
 
 
 def test_environments_work_beside_a_users_own_agents_and_train_modules(tmp_path):
-    # the library imports nothing above it, so a user's own ``agents.py`` or ``train.py`` in the
-    # working folder cannot shadow anything it needs
+    # every installed name starts with allfives, so a user's own ``agents.py`` or ``train.py`` in the
+    # working folder shadows nothing the library, the agents or the trainer need
     (tmp_path / "agents.py").write_text("raise ImportError('the user agents.py was imported')\n")
     (tmp_path / "train.py").write_text("raise ImportError('the user train.py was imported')\n")
     code = (
@@ -72,6 +74,8 @@ def test_environments_work_beside_a_users_own_agents_and_train_modules(tmp_path)
         "e = gymnasium.make('AllFives-v0'); o, i = e.reset(seed=1)\n"
         "e.step(int(e.unwrapped.action_masks().argmax()))\n"
         "p = allfives_env.env(num_players=4); p.reset(seed=1)\n"
+        "from allfives_agents import make_agent; from allfives_train.config import load_config\n"
+        "make_agent('greedy').reset(seed=1)\n"
         "print('ok')\n"
     )
     env = dict(os.environ, PYTHONPATH="")
@@ -136,7 +140,7 @@ def test_the_cycle_finder_finds_a_circle():
 def test_the_engine_contract_covers_modules_it_does_not_name(tmp_path):
     # the contract forbids allfives_env.* by wildcard: a module added to the library tomorrow is covered
     for name in PACKAGES:
-        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+        shutil.copytree(ROOT / FOLDERS[name], tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path)
     (tmp_path / "allfives_env" / "brand_new.py").write_text('"""A module no contract names."""\n')
     with open(tmp_path / "allfives_env" / "engine" / "seeding.py", "a", encoding="utf-8") as f:

@@ -10,7 +10,7 @@ import hashlib
 
 import pytest
 
-from agents.tournament import run_tournament
+from allfives_agents.tournament import run_tournament
 from allfives_env.engine import Rules
 
 CASES = [

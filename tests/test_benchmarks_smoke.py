@@ -161,7 +161,7 @@ def test_belief_draws_counts_worlds_and_the_true_world_keeps_every_earlier_turn(
         from belief_draws import consistent, draw_constraints
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
-    from agents.expert import ExpertAgent
+    from allfives_agents.expert import ExpertAgent
     from allfives_env.engine import Game, Rules
 
     expert, checked = ExpertAgent(), 0

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from agents import AgentSpec, make_agent
-from agents.bots import BOTS, DEFAULT, bot_spec, bots_table, describe_game
-from agents.factory import BotAgent
-from agents.tournament import TournamentError, run_tournament
+from allfives_agents import AgentSpec, make_agent
+from allfives_agents.bots import BOTS, DEFAULT, bot_spec, bots_table, describe_game
+from allfives_agents.factory import BotAgent
+from allfives_agents.tournament import TournamentError, run_tournament
 from allfives_env.engine import Game, Rules
 from helpers import run_cli
 
@@ -30,7 +30,7 @@ def test_every_setting_is_a_valid_spec_with_its_measurement():
             m = setting.measured
             assert 0 < m.ci[0] < m.win_rate < m.ci[1] < 100, (bot.name, game, m)
             assert m.ms_per_move > 0, (bot.name, game)
-            assert m.command.startswith(("allfives tournament", "python -m train.ship")), m.command
+            assert m.command.startswith(("allfives tournament", "python -m allfives_train.ship")), m.command
 
 
 def test_the_strong_bot_is_the_measured_80_percent_search_in_2_players():
@@ -95,7 +95,7 @@ def test_allfives_bots_lists_them():
 
 
 def test_the_results_log_shows_every_bot_with_its_commands():
-    from agents.bots import bots_results
+    from allfives_agents.bots import bots_results
 
     results = (ROOT / "docs" / "results.md").read_text()
-    assert bots_results() in results, "docs/results.md's named bots are out of date: paste agents.bots.bots_results()"
+    assert bots_results() in results, "docs/results.md's named bots are out of date: paste allfives_agents.bots.bots_results()"

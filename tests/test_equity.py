@@ -7,8 +7,8 @@ import random
 import numpy as np
 import pytest
 
-from agents.search.equity import UNIT, EquityError, MatchEquity, hand_outcomes
-from agents.search.ismcts import ISMCTSAgent
+from allfives_agents.search.equity import UNIT, EquityError, MatchEquity, hand_outcomes
+from allfives_agents.search.ismcts import ISMCTSAgent
 from allfives_env.engine import Game, Rules
 
 HANDS = 300  # a small distribution keeps the tests quick; the shipped default counts more

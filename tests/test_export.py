@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from agents.nets.policy import NumpyPolicy, PolicyFileError
+from allfives_agents.nets.policy import NumpyPolicy, PolicyFileError
 from allfives_env.observation import OBS_SIZE, OBS_SIZES, OBS_VERSION
-from train.export import ExportError, export_onnx
-from train.parity import check_parity, sample_observations, torch_logits
+from allfives_train.export import ExportError, export_onnx
+from allfives_train.parity import check_parity, sample_observations, torch_logits
 
 from helpers import run_cli
 
@@ -21,9 +21,9 @@ def make_model(kind: str, path: Path, metadata: dict | None = None) -> Path:
     """An untrained policy with large random weights (so argmax choices are decisive), saved like training does."""
     from sb3_contrib import MaskablePPO
 
-    from train.network import AllFivesPolicy
+    from allfives_train.network import AllFivesPolicy
     from allfives_env.single_agent import SingleAgentEnv
-    from train.callbacks import save_model
+    from allfives_train.callbacks import save_model
 
     version = 2 if kind == "scorer_v2" else 1
     policy = AllFivesPolicy if kind.startswith("scorer") else "MlpPolicy"
@@ -71,7 +71,7 @@ def test_onnx_agent_needs_neither_torch_nor_sb3(exported):
     code = f"""
 import sys, random
 from allfives_env.engine import Game
-from agents import make_agent
+from allfives_agents import make_agent
 agent = make_agent("onnx:{onnx_path}")
 game = Game(seed=1, num_players=2, target_score=60)
 while not game.over:
@@ -105,7 +105,7 @@ def test_export_errors_name_the_problem(tmp_path):
 def test_onnx_file_for_another_layout_is_refused(exported, tmp_path):
     import onnx
 
-    from agents.nets.onnx_agent import OnnxPolicy
+    from allfives_agents.nets.onnx_agent import OnnxPolicy
 
     _, onnx_path, _ = exported
     graph = onnx.load(str(onnx_path))

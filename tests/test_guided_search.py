@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from agents import make_agent
-from agents.nets.policy import PolicyFileError, PolicyPlayersError, check_policy_players
+from allfives_agents import make_agent
+from allfives_agents.nets.policy import PolicyFileError, PolicyPlayersError, check_policy_players
 from allfives_env.engine import Game, Rules
 
 GUIDED = "ismcts:iters=12,policy=allfives_2p"
@@ -110,9 +110,9 @@ def test_bad_policies_are_named():
 
 
 def test_policy_files_of_a_spec_are_checked_and_made_absolute(tmp_path, monkeypatch):
-    from agents import AgentSpec
-    from agents.tournament import TournamentError, check_specs
-    from agents.tournament.on_ray import resolve
+    from allfives_agents import AgentSpec
+    from allfives_agents.tournament import TournamentError, check_specs
+    from allfives_agents.tournament.on_ray import resolve
 
     def spec_files(text):
         return AgentSpec.parse(text).files()

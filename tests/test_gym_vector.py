@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
-from agents import make_agent
-from agents.nets.policy import PPOAgent
+from allfives_agents import make_agent
+from allfives_agents.nets.policy import PPOAgent
 from allfives_env import AllFivesVectorEnv, SingleAgentEnv
 from allfives_env.engine import IllegalMoveError
 from allfives_env.engine.tiles import NUM_ACTIONS

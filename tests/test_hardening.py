@@ -8,8 +8,8 @@ import gymnasium
 import numpy as np
 import pytest
 
-from agents import AgentSpec, make_agent
-from agents.nets.policy import NumpyPolicy, PolicyFileError
+from allfives_agents import AgentSpec, make_agent
+from allfives_agents.nets.policy import NumpyPolicy, PolicyFileError
 from allfives_env.aec import env, raw_env
 from allfives_env.engine import Game, GameOverError, Rules
 from allfives_env.engine.tiles import NUM_ACTIONS
@@ -158,9 +158,9 @@ def test_good_option_values_still_parse():
 
 
 def test_agents_built_directly_check_their_options_too():
-    from agents import AGENTS
-    from agents.expert import DEFAULT_WEIGHTS, ExpertAgent
-    from agents.search.ismcts import ROLLOUTS, ISMCTSAgent
+    from allfives_agents import AGENTS
+    from allfives_agents.expert import DEFAULT_WEIGHTS, ExpertAgent
+    from allfives_agents.search.ismcts import ROLLOUTS, ISMCTSAgent
 
     assert AGENTS["ismcts"].options["rollout"].choices == ROLLOUTS
     assert set(AGENTS["expert"].options) == set(DEFAULT_WEIGHTS)
@@ -233,7 +233,7 @@ def onnx_metadata(rules) -> dict:
 
 
 def test_check_policy_players_is_the_servers_message(tmp_path):
-    from agents.nets.policy import check_policy_players
+    from allfives_agents.nets.policy import check_policy_players
 
     agent = make_agent(f"ppo:{npz_policy(tmp_path / 'p4.npz', {'num_players': 4})}")
     with pytest.raises(ValueError, match=r"the policy ppo:.*p4\.npz was trained for 4 players in partnerships \(rules \{"):
@@ -360,7 +360,7 @@ def test_export_refuses_to_overwrite_without_force(model_zip, tmp_path):
 
 def test_export_refuses_a_model_with_invalid_rules_metadata(tmp_path):
     from test_export import make_model
-    from train.export import ExportError, export_onnx
+    from allfives_train.export import ExportError, export_onnx
 
     model = make_model("mlp", tmp_path / "bad.zip", {"obs_version": OBS_VERSION, "obs_size": OBS_SIZE, "rules": {"num_players": 5}})
     with pytest.raises(ExportError, match=r"bad\.zip.*'rules'.*num_players must be 2, 3 or 4"):

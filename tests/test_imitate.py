@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from allfives_env.observation import OBS_SIZES
-from train.config import load_config
-from train.imitate import Batch, fit, gather, play_games
+from allfives_train.config import load_config
+from allfives_train.imitate import Batch, fit, gather, play_games
 
 from helpers import run_cli
 from test_train import TINY
@@ -45,7 +45,7 @@ def test_behaviour_cloning_learns_the_teachers_moves():
     from sb3_contrib import MaskablePPO
 
     from allfives_env.single_agent import SingleAgentEnv
-    from train.train import policy_spec
+    from allfives_train.train import policy_spec
 
     cfg = tiny_config(**{"imitate.epochs": 6, "imitate.learning_rate": 3e-3, "imitate.batch_size": 128})
     policy_class, kwargs = policy_spec(cfg)
@@ -96,7 +96,7 @@ def test_a_run_with_a_warm_start_checkpoints_it_and_resumes(tmp_path):
 
 
 def test_a_damaged_imitation_report_costs_the_card_nothing_but_itself(tmp_path, capsys):
-    from train.train import IMITATION_NAME, imitation_reports
+    from allfives_train.train import IMITATION_NAME, imitation_reports
 
     assert imitation_reports(tmp_path) is None
     (tmp_path / IMITATION_NAME).write_text('[{"round": 1, "agreement": 0.9')
@@ -108,7 +108,7 @@ def test_a_damaged_imitation_report_costs_the_card_nothing_but_itself(tmp_path, 
 
 def test_a_student_round_pickles_to_the_worker_processes():
     """DAgger rounds send the student (a numpy policy, ReLU here) to the workers: same positions as in one process."""
-    from agents.nets.policy import NumpyPolicy
+    from allfives_agents.nets.policy import NumpyPolicy
 
     rng = np.random.default_rng(0)
     size = OBS_SIZES[2]
@@ -127,7 +127,7 @@ def _model(cfg):
     from sb3_contrib import MaskablePPO
 
     from allfives_env.single_agent import SingleAgentEnv
-    from train.train import policy_spec
+    from allfives_train.train import policy_spec
 
     policy_class, kwargs = policy_spec(cfg)
     torch.manual_seed(0)
@@ -139,7 +139,7 @@ def _metadata():
 
 
 def test_a_warm_start_stopped_midway_goes_on_from_its_cache_to_the_same_model(tmp_path, monkeypatch):
-    import train.imitate as imitate
+    import allfives_train.imitate as imitate
 
     cfg = tiny_config(**{"imitate.games": 120, "imitate.rounds": 2, "imitate.epochs": 1})
     quiet = lambda *_: None  # noqa: E731
@@ -178,7 +178,7 @@ def test_a_warm_start_stopped_midway_goes_on_from_its_cache_to_the_same_model(tm
 
 
 def test_a_cache_of_another_config_or_a_damaged_chunk_is_not_taken_up(tmp_path, capsys):
-    import train.imitate as imitate
+    import allfives_train.imitate as imitate
 
     cfg = tiny_config(**{"imitate.games": 60, "imitate.rounds": 1, "imitate.epochs": 1})
     cache = imitate.open_cache(tmp_path / "imitation", cfg)
@@ -228,7 +228,7 @@ def test_a_run_killed_in_its_warm_start_resumes_it(tmp_path):
 
 
 def test_total_steps_0_is_behaviour_cloning_alone_and_needs_a_teacher(tmp_path):
-    from train.config import ConfigError
+    from allfives_train.config import ConfigError
 
     with pytest.raises(ConfigError, match="total_steps must be at least 1"):
         load_config(TINY, ["total_steps=0"])
@@ -239,7 +239,7 @@ def test_total_steps_0_is_behaviour_cloning_alone_and_needs_a_teacher(tmp_path):
     card = json.loads((run_dir / "card.json").read_text())
     assert card["steps"] == 0 and card["imitation"][0]["positions"] > 0
     # the model is the cloned one: the warm start's checkpoint and the final model hold the same weights
-    from agents.nets.policy import NumpyPolicy
+    from allfives_agents.nets.policy import NumpyPolicy
 
     final, cloned = NumpyPolicy.load(run_dir / "final.zip"), NumpyPolicy.load(run_dir / "checkpoints" / "step_0000000000.zip")
     obs = np.random.default_rng(0).random((5, final.obs_size), dtype=np.float32)

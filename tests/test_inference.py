@@ -1,4 +1,4 @@
-"""Inference from play (``agents.search.inference``): the hands rebuilt at each past choice, the weights, and
+"""Inference from play (``allfives_agents.search.inference``): the hands rebuilt at each past choice, the weights, and
 the search that samples its worlds by them (``ismcts:belief=policy``)."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import random
 import numpy as np
 import pytest
 
-from agents.nets.action_features import action_features, pair_features
-from agents.search.belief import sample_hidden
-from agents.expert import ExpertAgent
-from agents.search.inference import PlayEvidence
-from agents.search.ismcts import load_policy
-from agents import make_agent
+from allfives_agents.nets.action_features import action_features, pair_features
+from allfives_agents.search.belief import sample_hidden
+from allfives_agents.expert import ExpertAgent
+from allfives_agents.search.inference import PlayEvidence
+from allfives_agents.search.ismcts import load_policy
+from allfives_agents import make_agent
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.view import PlayerView
 
@@ -243,7 +243,7 @@ def test_bpolicy_is_the_model_of_play_and_the_prior_stays_policy():
 
 
 def test_a_model_of_play_for_other_players_is_refused_where_policies_are():
-    from agents.nets.policy import check_policy_players
+    from allfives_agents.nets.policy import check_policy_players
 
     agent = make_agent("ismcts:iters=20,policy=allfives_2p,belief=policy,bpolicy=allfives_4p")
     with pytest.raises(ValueError, match="trained for 4 players in partnerships"):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.models import available_models, load_card, model_path
+from allfives_agents.models import available_models, load_card, model_path
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "models"
@@ -58,7 +58,7 @@ def test_cards_carry_the_model_hub_fields(name):
 
 
 def test_agent_specs_take_a_model_name_or_a_path(tmp_path, monkeypatch):
-    from agents import make_agent
+    from allfives_agents import make_agent
 
     named = make_agent("onnx:allfives_2p")
     assert named.name == "onnx:allfives_2p" and named.policy.metadata["obs_version"] == "2"
@@ -78,16 +78,19 @@ def _run(args, cwd, env, timeout=300):
 
 
 CHECK = """
-import json, sys
+import importlib.util, json, sys
+sys.modules["matplotlib"] = None  # play needs no matplotlib (the plot extra)
 from pathlib import Path
-import allfives, allfives_env, agents
-from agents import make_agent
-from agents.models import available_models, model_path
+import allfives, allfives_env, allfives_agents, allfives_train
+from allfives_agents import make_agent
+from allfives_agents.models import available_models, model_path
 from allfives_env.engine import Game, Rules
 
 venv = Path(sys.prefix).resolve()
-for module in (allfives, allfives_env, agents):
+for module in (allfives, allfives_env, allfives_agents, allfives_train):
     assert venv in Path(module.__file__).resolve().parents, (module.__file__, venv)
+for name in ("agents", "train"):  # the repository's folder names are not import names of the wheel
+    assert importlib.util.find_spec(name) is None, name
 path = model_path("allfives_2p", "onnx")
 assert venv in path.resolve().parents, path
 assert available_models() == ["allfives_2p", "allfives_3p", "allfives_4p"], available_models()
@@ -100,6 +103,17 @@ view = game.view(game.current_player)
 action = agent.act(view)
 assert action in view.legal_actions
 game.step(action)
+import gymnasium
+frame = gymnasium.make("AllFives-v0", render_mode="rgb_array")
+frame.reset(seed=1)
+assert frame.render().ndim == 3
+search = make_agent("counter-expert", seed=1, rules=game.rules)  # its fitted model of play comes from the wheel
+assert search.act(view) in view.legal_actions
+from allfives_agents.tournament import run_tournament
+from allfives_agents.tournament.report import write_outputs
+out = Path("out"); out.mkdir()
+written = write_outputs(run_tournament(["greedy", "random"], games=2, seed=1), out)
+assert [p.name for p in written] == ["results.json", "pairings.csv", "ratings.csv"], written
 print(json.dumps({"action": action, "model": str(path)}))
 """
 
@@ -126,7 +140,12 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path):
     page = {f"allfives/web/static/{name}" for name in ("index.html", "app.js", "style.css")}
     assert page <= names
     with zipfile.ZipFile(wheel) as whl:
-        assert page <= set(whl.namelist())  # the web page is served from the installed package
+        listed = set(whl.namelist())
+    assert page <= listed  # the web page is served from the installed package
+    # only allfives* at the top of site-packages: no generic agents/ or train/ to collide with others
+    tops = {n.split("/")[0] for n in listed if not n.split("/")[0].endswith(".dist-info")}
+    assert tops and all(t.startswith("allfives") for t in tops), tops
+    assert {"allfives_agents/model_files/play/expert_2p.json", "allfives_agents/model_files/allfives_2p.onnx"} <= listed
 
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv], tmp_path, env)

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents import make_agent
-from agents.nets.action_features import N_FEATURES, STATE_SIZE, action_features
-from agents.search.belief import determinize
+from allfives_agents import make_agent
+from allfives_agents.nets.action_features import N_FEATURES, STATE_SIZE, action_features
+from allfives_agents.search.belief import determinize
 from allfives_env import lookahead, observation
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.layout import placements_points
@@ -212,7 +212,7 @@ def test_action_features_of_version_2_read_the_lookahead_pieces():
 def test_torch_and_numpy_action_features_agree_on_version_2():
     import torch
 
-    from train.network import ActionScorer
+    from allfives_train.network import ActionScorer
 
     obs = np.stack([encode_lookahead(v) for _, v in views_of_random_games(dict(num_players=4), seed=2, games=1)][:200])
     scorer = ActionScorer(8, 4, obs_version=2)
@@ -220,7 +220,7 @@ def test_torch_and_numpy_action_features_agree_on_version_2():
 
 
 def test_a_policy_whose_metadata_disagrees_with_its_weights_is_refused(tmp_path):
-    from agents.nets.policy import NumpyPolicy, PolicyFileError
+    from allfives_agents.nets.policy import NumpyPolicy, PolicyFileError
     from test_export import make_model
 
     path = make_model("scorer_v2", tmp_path / "v2.zip", {"obs_version": 1, "obs_size": OBS_SIZE})

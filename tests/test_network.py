@@ -73,10 +73,10 @@ def test_the_mask_is_only_used_inside_one_call(tmp_path):
 def test_bfloat16_hidden_layers_train_float32_weights_and_export_as_float32(tmp_path):
     from sb3_contrib import MaskablePPO
 
-    from train.network import AllFivesPolicy
-    from agents.nets.policy import NumpyPolicy
+    from allfives_train.network import AllFivesPolicy
+    from allfives_agents.nets.policy import NumpyPolicy
     from allfives_env.single_agent import SingleAgentEnv
-    from train.callbacks import save_model
+    from allfives_train.callbacks import save_model
 
     kwargs = {"net_arch": {"pi": [64, 64], "vf": [32]}, "precision": "bfloat16"}
     model = MaskablePPO(AllFivesPolicy, SingleAgentEnv(obs_version=2), policy_kwargs=kwargs, seed=0, device="cpu")
@@ -99,8 +99,8 @@ def test_bfloat16_hidden_layers_train_float32_weights_and_export_as_float32(tmp_
     actor = NumpyPolicy.from_sb3(policy)
     np.testing.assert_allclose(actor.logits(obs[:4].numpy())[masks[:4].numpy()], full.action_net(full.mlp_extractor.forward_actor(obs[:4])).detach().numpy()[masks[:4].numpy()], rtol=1e-4, atol=1e-4)
     # exported to ONNX in float32 (onnxruntime has no bfloat16 Gemm on CPU), as NumpyPolicy
-    from agents.nets.onnx_agent import OnnxPolicy
-    from train.export import export_onnx
+    from allfives_agents.nets.onnx_agent import OnnxPolicy
+    from allfives_train.export import export_onnx
 
     export_onnx(tmp_path / "bf16.zip", tmp_path / "bf16.onnx")
     logits, _, _ = OnnxPolicy(tmp_path / "bf16.onnx").run(obs[:4].numpy(), masks[:4].numpy().astype(np.float32))
@@ -145,7 +145,7 @@ def _with_policy_module(source, target, module: str) -> None:
 
     import cloudpickle
 
-    from train.network import AllFivesPolicy
+    from allfives_train.network import AllFivesPolicy
 
     with zipfile.ZipFile(source) as zf:
         members = [(info, zf.read(info.filename)) for info in zf.infolist()]
@@ -168,9 +168,9 @@ def _with_policy_module(source, target, module: str) -> None:
 def test_the_shipped_zips_load_as_a_user_would_and_old_zips_still_load(tmp_path):
     from sb3_contrib import MaskablePPO
 
-    from agents.models import model_path
-    from train.network import AllFivesPolicy, legacy_objects, load_ppo, rename_policy_class
-    from train.parity import sample_observations, torch_logits
+    from allfives_agents.models import model_path
+    from allfives_train.network import AllFivesPolicy, legacy_objects, load_ppo, rename_policy_class
+    from allfives_train.parity import sample_observations, torch_logits
     from allfives_env.engine import Rules
 
     shipped = model_path("allfives_2p", "zip")
@@ -181,6 +181,10 @@ def test_the_shipped_zips_load_as_a_user_would_and_old_zips_still_load(tmp_path)
     assert legacy_objects(old) == {"policy_class": AllFivesPolicy}
     with pytest.raises(Exception):
         MaskablePPO.load(old, device="cpu")  # agents.network is gone
+    installed_as_train = tmp_path / "train_network.zip"  # zips of the time the repository's folder was the import name
+    _with_policy_module(shipped, installed_as_train, "train.network")
+    assert legacy_objects(installed_as_train) == {"policy_class": AllFivesPolicy}
+    assert rename_policy_class(installed_as_train)
     obs, _ = sample_observations(300, Rules.make(), 1, 2)
     reference = torch_logits(model, obs)
     assert np.array_equal(torch_logits(load_ppo(old, device="cpu"), obs), reference)

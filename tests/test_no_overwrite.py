@@ -112,7 +112,7 @@ def test_a_run_name_cannot_lead_out_of_runs(tmp_path):
 def test_the_library_tournament_refuses_a_network_for_another_game_and_takes_a_list_item_as_one_spec():
     import pytest
 
-    from agents.tournament import TournamentError, run_tournament
+    from allfives_agents.tournament import TournamentError, run_tournament
     from allfives_env.engine import Rules
 
     with pytest.raises(TournamentError, match="trained for 4 players in partnerships"):

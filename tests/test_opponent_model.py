@@ -8,11 +8,11 @@ import random
 import numpy as np
 import pytest
 
-from agents.search.belief import determinize, sample_hidden
-from agents.expert import ExpertAgent
-from agents.greedy import greedy_action
-from agents.search.inference import PlayEvidence
-from agents import make_agent
+from allfives_agents.search.belief import determinize, sample_hidden
+from allfives_agents.expert import ExpertAgent
+from allfives_agents.greedy import greedy_action
+from allfives_agents.search.inference import PlayEvidence
+from allfives_agents import make_agent
 from allfives_env.engine import Game
 
 from test_inference import _two_games_differing_in_hidden_tiles

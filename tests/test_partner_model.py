@@ -1,5 +1,5 @@
 """A fitted model of a partner's play (``ismcts:belief=expert,bpartner=FILE``): its chances of each
-move (``agents.search.play_fit.PlayModel``), the partner's choices weighing the worlds, and ``opp=all``
+move (``allfives_agents.search.play_fit.PlayModel``), the partner's choices weighing the worlds, and ``opp=all``
 playing the partner by it."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import random
 import numpy as np
 import pytest
 
-from agents.expert import ExpertAgent
-from agents.search.inference import PlayEvidence
-from agents.search.play_fit import Choices, Fit, PlayModelError, load_play_model, log_loss, save_model
-from agents import make_agent
+from allfives_agents.expert import ExpertAgent
+from allfives_agents.search.inference import PlayEvidence
+from allfives_agents.search.play_fit import Choices, Fit, PlayModelError, load_play_model, log_loss, save_model
+from allfives_agents import make_agent
 from allfives_env.engine import Deal, Game, Rules
 from allfives_env.engine.tiles import mask_tiles
 
@@ -153,6 +153,6 @@ def test_bad_partner_models_are_named(model_file, tmp_path):
     with pytest.raises(PlayModelError, match="scale must be a positive number, got -1"):
         make_agent(f"ismcts:belief=expert,bpartner={old}")
     with pytest.raises(ValueError, match="bpartner file not found: gone.json"):
-        from agents.tournament import check_specs
+        from allfives_agents.tournament import check_specs
 
         check_specs(["ismcts:belief=expert,bpartner=gone.json"])

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from helpers import A, game_from, run_cli
 
-from agents import resolve_spec
-from agents.greedy import GreedyAgent
+from allfives_agents import resolve_spec
+from allfives_agents.greedy import GreedyAgent
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.tiles import CLOSED, END_NAMES, TILE_NAMES, TILES
 from allfives.play import MoveError, parse_input
@@ -179,7 +179,7 @@ def test_missing_policy_file_is_named(tmp_path):
 
 
 def test_policy_file_opponent_and_its_hint_probabilities(tmp_path):
-    from agents.nets.policy import NumpyPolicy
+    from allfives_agents.nets.policy import NumpyPolicy
     from allfives_env.observation import OBS_SIZE, OBS_VERSION
 
     rng = np.random.default_rng(0)

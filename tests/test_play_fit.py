@@ -1,4 +1,4 @@
-"""Models of play fitted to records (``agents.search.play_fit``, ``allfives fit-play``) and their use by ``ismcts``."""
+"""Models of play fitted to records (``allfives_agents.search.play_fit``, ``allfives fit-play``) and their use by ``ismcts``."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from agents.expert import DEFAULT_WEIGHTS, ExpertAgent
-from agents.search.play_fit import TERMS, PlayModelError, agreement, fit, load_model, read_choices
-from agents import make_agent
+from allfives_agents.expert import DEFAULT_WEIGHTS, ExpertAgent
+from allfives_agents.search.play_fit import TERMS, PlayModelError, agreement, fit, load_model, read_choices
+from allfives_agents import make_agent
 from allfives_env.engine import Game, Rules
 
 from helpers import run_cli

@@ -10,8 +10,8 @@ import time
 import pytest
 from helpers import run_cli
 
-from agents.tournament.cluster import ClusterError, check_address, import_ray
-from agents.tournament import TournamentError, run_tournament
+from allfives_agents.tournament.cluster import ClusterError, check_address, import_ray
+from allfives_agents.tournament import TournamentError, run_tournament
 from allfives_env.engine import Rules
 
 TIMINGS = ("seconds", "games_per_s")

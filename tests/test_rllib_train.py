@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from helpers import run_cli
 
-from train.config import ConfigError
+from allfives_train.config import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "rllib_tiny.yaml"
@@ -18,10 +18,10 @@ pytestmark = pytest.mark.usefixtures("one_ray_at_a_time")
 @pytest.mark.slow
 def test_train_resume_export_and_play_the_rllib_policy(tmp_path):
     pytest.importorskip("ray.rllib")
-    from agents.nets.onnx_agent import OnnxAgent
-    from agents.tournament import play_game
+    from allfives_agents.nets.onnx_agent import OnnxAgent
+    from allfives_agents.tournament import play_game
     from allfives_env.engine import Rules
-    from train.rllib_export import check_rllib_parity, rllib_checkpoint
+    from allfives_train.rllib_export import check_rllib_parity, rllib_checkpoint
 
     run = tmp_path / "run"
     first = run_cli("train", "--config", TINY, "--run-dir", run, "--no-progress", timeout=600)
@@ -81,7 +81,7 @@ def test_train_resume_export_and_play_the_rllib_policy(tmp_path):
     ],
 )
 def test_bad_rllib_configs_are_one_line_errors_naming_the_key(overrides, message):
-    from train.rllib_config import load_rllib_config
+    from allfives_train.rllib_config import load_rllib_config
 
     with pytest.raises(ConfigError) as info:
         load_rllib_config(TINY, overrides)
@@ -89,8 +89,8 @@ def test_bad_rllib_configs_are_one_line_errors_naming_the_key(overrides, message
 
 
 def test_the_trainers_read_only_their_own_configs():
-    from train.config import load_config
-    from train.rllib_config import load_rllib_config
+    from allfives_train.config import load_config
+    from allfives_train.rllib_config import load_rllib_config
 
     with pytest.raises(ConfigError, match="config of the rllib trainer"):
         load_config(TINY)
@@ -100,8 +100,8 @@ def test_the_trainers_read_only_their_own_configs():
 
 
 def test_a_resume_keeps_the_recipe(tmp_path):
-    from train.config import resume_changes
-    from train.rllib_config import RESUMABLE, load_rllib_config
+    from allfives_train.config import resume_changes
+    from allfives_train.rllib_config import RESUMABLE, load_rllib_config
 
     saved = load_rllib_config(TINY)
     assert resume_changes(saved, load_rllib_config(TINY, ["total_steps=800", "num_env_runners=2"]), RESUMABLE) == [
@@ -122,17 +122,17 @@ def test_the_cli_checks_an_rllib_config_before_writing_anything(tmp_path):
 @pytest.mark.slow
 def test_self_play_snapshots_reach_every_runners_environments(tmp_path):
     pytest.importorskip("ray.rllib")
-    import agents
+    import allfives_agents
     import allfives_env
-    import train
-    from agents.tournament.cluster import connect
-    from train.pool import OpponentPool
-    from train.rllib import MODULE, Snapshot, build_algorithm, send_pool
-    from train.rllib_config import load_rllib_config
+    import allfives_train
+    from allfives_agents.tournament.cluster import connect
+    from allfives_train.pool import OpponentPool
+    from allfives_train.rllib import MODULE, Snapshot, build_algorithm, send_pool
+    from allfives_train.rllib_config import load_rllib_config
 
     cfg = load_rllib_config(TINY, ["pool.self_play=1.0"])
     pool = OpponentPool(cfg.pool.heuristics, cfg.pool.self_play, cfg.pool.max_snapshots, tmp_path / "pool")
-    ray, started = connect("local", 2, (allfives_env, agents, train))
+    ray, started = connect("local", 2, (allfives_env, allfives_agents, allfives_train))
     try:
         algo = build_algorithm(cfg, pool)
         metadata = {"obs_version": 1, "rules": cfg.game.rules().to_dict(), "module": MODULE}

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents import AGENTS, AgentSpec, make_agent
-from agents.search.ismcts import ISMCTSAgent
-from agents.search.options import OPTIONS, SearchOptions, options_table
+from allfives_agents import AGENTS, AgentSpec, make_agent
+from allfives_agents.search.ismcts import ISMCTSAgent
+from allfives_agents.search.options import OPTIONS, SearchOptions, options_table
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import FunctionAgent
+from allfives_agents import FunctionAgent
 from allfives_env.engine import DRAW, Game, Rules
 from allfives_env.engine.events import event_to_dict, public_event
 from allfives_env.engine.tiles import TILES, mask_tiles
@@ -44,7 +44,7 @@ TRAINED = Rules.make(num_players=2, target_score=60)  # configs/tiny_test.yaml
 @pytest.fixture(scope="module")
 def policy_files(tmp_path_factory):
     """A tiny trained policy: (SB3 zip, exported ONNX)."""
-    from train.export import export_onnx
+    from allfives_train.export import export_onnx
 
     run_dir = tmp_path_factory.mktemp("policy") / "run"
     cmd = [sys.executable, "-m", "allfives.cli.main", "train", "--config", "configs/tiny_test.yaml",
@@ -181,7 +181,7 @@ def test_health_names_the_policy_and_its_rules(onnx_server, expert_server):
 
 
 def test_onnx_policy_answers_legal_moves_in_real_2p_games(onnx_server, policy_files):
-    from agents.nets.onnx_agent import OnnxAgent
+    from allfives_agents.nets.onnx_agent import OnnxAgent
 
     direct = OnnxAgent(str(policy_files[1]))
     n = 0
@@ -585,8 +585,8 @@ def test_a_body_that_does_not_arrive_in_time_is_408(monkeypatch):
 
 
 def test_a_named_bot_serves_each_game_with_its_setting_and_refuses_another():
-    from agents import make_agent
-    from agents.bots import bot_spec
+    from allfives_agents import make_agent
+    from allfives_agents.bots import bot_spec
 
     service = BotService("fast", seed=0)
     assert service.name == "fast" and service.policy_rules is None

@@ -1,4 +1,4 @@
-"""``train.ship`` refuses a run it cannot ship with a clear error, and leaves the shipped files as they were."""
+"""``allfives_train.ship`` refuses a run it cannot ship with a clear error, and leaves the shipped files as they were."""
 
 import json
 import subprocess
@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from train.export import ExportError
-from train.ship import ShipError, ship
+from allfives_train.export import ExportError
+from allfives_train.ship import ShipError, ship
 
 
 def shipped_files(models):
@@ -53,7 +53,7 @@ def test_an_unfinished_run_is_refused_by_name(tmp_path, models, missing):
 def test_the_command_line_prints_the_error_without_a_traceback(tmp_path, models):
     run = finished_run(tmp_path, b"")
     (run / "card.json").write_text("{not json")
-    out = subprocess.run([sys.executable, "-m", "train.ship", str(run), "--name", "tiny", "--out-dir", str(models)],
+    out = subprocess.run([sys.executable, "-m", "allfives_train.ship", str(run), "--name", "tiny", "--out-dir", str(models)],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 2
     assert "unreadable card.json or config.yaml" in out.stderr and "Traceback" not in out.stderr

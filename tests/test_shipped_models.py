@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agents import make_agent
-from agents.nets.policy import read_zip_metadata
+from allfives_agents import make_agent
+from allfives_agents.nets.policy import read_zip_metadata
 from allfives_env.engine import Game, Rules
 
 MODELS = Path(__file__).resolve().parent.parent / "models"

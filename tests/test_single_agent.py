@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from agents import Agent, FunctionAgent, make_agent
+from allfives_agents import Agent, FunctionAgent, make_agent
 from allfives_env.observation import piece
 from allfives_env.single_agent import SingleAgentEnv
 
@@ -105,7 +105,7 @@ def test_seeded_resets_are_reproducible_and_seats_vary():
 
 
 def test_bad_arguments_are_named():
-    with pytest.raises(TypeError, match=r"'greedy' is a name, not an agent.*agents.make_agent\('greedy'\)"):
+    with pytest.raises(TypeError, match=r"'greedy' is a name, not an agent.*allfives_agents.make_agent\('greedy'\)"):
         SingleAgentEnv(opponents="greedy")
     with pytest.raises(TypeError, match="opponents must be an agent"):
         SingleAgentEnv(opponents=[make_agent("random"), 3])

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from agents import AgentSpec, make_agent
-from agents.spec import parse_specs
-from agents.tournament import run_tournament
+from allfives_agents import AgentSpec, make_agent
+from allfives_agents.spec import parse_specs
+from allfives_agents.tournament import run_tournament
 from allfives_env.engine import Game, Rules
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,17 +5,17 @@ from pathlib import Path
 
 import pytest
 
-import agents
-from agents import Agent, FunctionAgent
-from agents.registry import AGENTS, AgentType
-from agents.tournament import (
+import allfives_agents
+from allfives_agents import Agent, FunctionAgent
+from allfives_agents.registry import AGENTS, AgentType
+from allfives_agents.tournament import (
     TournamentError,
     check_specs,
     make_schedule,
     run_tournament,
 )
-from agents.spec import split_specs as split_agent_specs
-from agents.tournament.stats import wilson_interval
+from allfives_agents.spec import split_specs as split_agent_specs
+from allfives_agents.tournament.stats import wilson_interval
 from allfives_env.engine import Rules
 from allfives_env.engine.record import replay_record
 from helpers import run_cli
@@ -95,7 +95,7 @@ def test_split_agent_specs_keeps_options_together():
 def test_check_specs_names_unknown_agents_and_missing_policy_files(monkeypatch, tmp_path):
     with pytest.raises(TournamentError, match=r"unknown agent 'nope'; available: .*random"):
         check_specs(["random", "nope"])
-    monkeypatch.setitem(AGENTS, "t_policy", AgentType("agents.random_agent:RandomAgent", "file agent", takes_path=True))
+    monkeypatch.setitem(AGENTS, "t_policy", AgentType("allfives_agents.random_agent:RandomAgent", "file agent", takes_path=True))
     with pytest.raises(TournamentError, match="policy file not found: missing.zip"):
         check_specs(["t_policy:missing.zip"])
     model = tmp_path / "model.zip"
@@ -303,7 +303,7 @@ def test_cli_errors_are_one_line(args, message, tmp_path):
 
 
 def test_cli_missing_policy_file_names_the_path():
-    kind = next((name for name, t in agents.registry.AGENTS.items() if t.takes_path), None)
+    kind = next((name for name, t in allfives_agents.registry.AGENTS.items() if t.takes_path), None)
     if kind is None:
         pytest.skip("no path-taking agent kind is registered (check_specs is tested with one above)")
     result = tournament_cli("--agents", f"random,{kind}:missing.zip", "--games", "2", "--seed", "1")

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from agents import Agent
-from agents.registry import AGENTS, AgentType
-from agents.tournament import TournamentError, run_tournament
+from allfives_agents import Agent
+from allfives_agents.registry import AGENTS, AgentType
+from allfives_agents.tournament import TournamentError, run_tournament
 from allfives_env.engine import Rules
 from helpers import run_cli
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from agents.tournament.stats import GameResult, fit_elo, summarize, wilson_interval
+from allfives_agents.tournament.stats import GameResult, fit_elo, summarize, wilson_interval
 
 
 def test_wilson_7_of_10_by_hand():

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from train.config import ConfigError, TrainConfig, load_config, parse_override
+from allfives_train.config import ConfigError, TrainConfig, load_config, parse_override
 from helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,8 +25,8 @@ def write(tmp_path, text: str) -> Path:
 
 
 def test_configs_in_the_repo_load():
-    from train.config import read_data, trainer_of
-    from train.rllib_config import RLlibConfig, load_rllib_config
+    from allfives_train.config import read_data, trainer_of
+    from allfives_train.rllib_config import RLlibConfig, load_rllib_config
 
     for path in sorted((ROOT / "configs").glob("*.yaml")):
         if trainer_of(read_data(path)) == "rllib":
@@ -128,7 +128,7 @@ def test_tiny_training_run_resume_and_corrupt_checkpoint(tmp_path):
     models = tmp_path / "models"
     models.mkdir()
     (models / "tiny.json").write_text(json.dumps({"intended_use": "kept", "evaluation": "replaced"}))
-    shipped = subprocess.run([sys.executable, "-m", "train.ship", str(run_dir), "--name", "tiny", "--games", "4", "--out-dir", str(models)],
+    shipped = subprocess.run([sys.executable, "-m", "allfives_train.ship", str(run_dir), "--name", "tiny", "--games", "4", "--out-dir", str(models)],
                              capture_output=True, text=True, timeout=600)
     assert shipped.returncode == 0, shipped.stderr
     card = json.loads((models / "tiny.json").read_text())
@@ -148,9 +148,9 @@ def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
 
 def test_evaluation_in_worker_processes_matches_one_process():
     """eval.workers > 1: the learner (a numpy policy object) is saved for the workers; same games, same rows."""
-    from agents.nets.policy import NumpyPolicy, PPOAgent
+    from allfives_agents.nets.policy import NumpyPolicy, PPOAgent
     from allfives_env.engine import Rules
-    from train.evaluate import evaluate
+    from allfives_train.evaluate import evaluate
 
     agent = PPOAgent(NumpyPolicy.load(ROOT / "models" / "allfives_2p.zip"))
     agent.name = "learner"
@@ -168,7 +168,7 @@ def test_shipping_a_cut_throat_policy_plays_separate_two_agent_matches(tmp_path)
                      "eval.final_games=3")
     assert result.returncode == 0, result.stderr
     models = tmp_path / "models"
-    shipped = subprocess.run([sys.executable, "-m", "train.ship", str(run_dir), "--name", "tiny3", "--games", "3", "--out-dir", str(models)],
+    shipped = subprocess.run([sys.executable, "-m", "allfives_train.ship", str(run_dir), "--name", "tiny3", "--games", "3", "--out-dir", str(models)],
                              capture_output=True, text=True, timeout=600)
     assert shipped.returncode == 0, shipped.stderr
     card = json.loads((models / "tiny3.json").read_text())

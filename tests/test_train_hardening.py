@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from allfives.cli.main import main as cli_main
-from train.checkpoint import CheckpointError, atomic_write, latest_checkpoint, load_state, save_checkpoint, set_rng_state
-from train.config import ConfigError, load_config, to_yaml
+from allfives_train.checkpoint import CheckpointError, atomic_write, latest_checkpoint, load_state, save_checkpoint, set_rng_state
+from allfives_train.config import ConfigError, load_config, to_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "tiny_test.yaml"
@@ -169,8 +169,8 @@ def _tiny_model(tmp_path):
     """A real MaskablePPO of the tiny config (one dummy environment, no learning) and its env."""
     from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
-    from train.envs import make_env_fn
-    from train.train import new_model
+    from allfives_train.envs import make_env_fn
+    from allfives_train.train import new_model
 
     cfg = load_config(TINY, ["n_envs=1", "vec_env=dummy"])
     env = VecMonitor(DummyVecEnv([make_env_fn(cfg, 0, ["random"], [1.0])]))
@@ -189,8 +189,8 @@ def _rewrite_data(path: Path, change) -> None:
 
 
 def test_pickled_objects_in_a_model_checkpoint_are_never_unpickled(tmp_path):
-    from train.checkpoint import load_model
-    from train.train import policy_spec
+    from allfives_train.checkpoint import load_model
+    from allfives_train.train import policy_spec
 
     cfg, env, model = _tiny_model(tmp_path)
     path = tmp_path / "model.zip"
@@ -218,7 +218,7 @@ def test_pickled_objects_in_a_model_checkpoint_are_never_unpickled(tmp_path):
 
 
 def test_an_interrupted_atomic_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
-    from train import checkpoint
+    from allfives_train import checkpoint
 
     target = tmp_path / "latest.json"
     target.write_text("old")
@@ -379,7 +379,7 @@ def test_resume_without_the_saved_config_is_an_error(tmp_path, capsys):
 
 
 def test_resume_takes_the_saved_config_with_plain_overrides(tmp_path):
-    from train.train import resume_config
+    from allfives_train.train import resume_config
 
     run = fake_run(tmp_path, load_config(TINY, ["seed=7"]))
     config = resume_config(run, None, ["total_steps=1024", "eval.games=6", "checkpoint_every=128", "pool.self_play=0.3", "n_envs=1", "device=cpu"])
@@ -388,7 +388,7 @@ def test_resume_takes_the_saved_config_with_plain_overrides(tmp_path):
 
 
 def test_train_refuses_a_resume_with_another_config_before_writing(tmp_path):
-    from train.train import train
+    from allfives_train.train import train
 
     run = fake_run(tmp_path)
     saved = (run / "config.yaml").read_text()

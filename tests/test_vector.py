@@ -1,4 +1,4 @@
-"""The vectorized training env (``allfives_env.vector.GameVector``, ``train.vec_env.BatchedVecEnv``)
+"""The vectorized training env (``allfives_env.vector.GameVector``, ``allfives_train.vec_env.BatchedVecEnv``)
 against SB3's ``DummyVecEnv`` over the same environment constructors: the same trajectories, step
 by step, in all four variants, with network opponents batched; and clear errors."""
 
@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
-from agents.nets.policy import PPOAgent
+from allfives_agents.nets.policy import PPOAgent
 from allfives_env.engine import IllegalMoveError
-from train.config import load_config
-from train.envs import make_env_fn
-from train.vec_env import BatchedVecEnv
+from allfives_train.config import load_config
+from allfives_train.envs import make_env_fn
+from allfives_train.vec_env import BatchedVecEnv
 
 from test_train import TINY
 
@@ -138,7 +138,7 @@ def test_an_env_that_cannot_be_built_in_a_worker_is_a_clear_error():
 
 
 def test_config_takes_batched_and_its_options(tmp_path):
-    from train.config import ConfigError
+    from allfives_train.config import ConfigError
 
     cfg = load_config(TINY, ["vec_env=batched", "env_workers=0", "update_threads=2"])
     assert (cfg.vec_env, cfg.env_workers, cfg.update_threads) == ("batched", 0, 2)

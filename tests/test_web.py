@@ -94,7 +94,7 @@ def test_options_and_the_page_files():
         status, options, _ = call(server, "GET", "/api/options")
         assert status == 200
         ids = [b["id"] for b in options["bots"]]
-        # the menu is the named bots that play every opponent alike (agents.bots, the one list), then the baselines
+        # the menu is the named bots that play every opponent alike (allfives_agents.bots, the one list), then the baselines
         assert ids == ["fast", "strong", "strongest", "expert", "greedy", "random"]
         games = [{"num_players": 2, "partnerships": False}, {"num_players": 3, "partnerships": False}, {"num_players": 4, "partnerships": True}]
         assert next(b for b in options["bots"] if b["id"] == "strong")["games"] == games

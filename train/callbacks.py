@@ -9,7 +9,7 @@ from pathlib import Path
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from agents.nets.policy import METADATA_NAME, NumpyPolicy, PPOAgent
+from allfives_agents.nets.policy import METADATA_NAME, NumpyPolicy, PPOAgent
 
 from .checkpoint import atomic_write, save_checkpoint
 from .evaluate import evaluate

@@ -5,7 +5,7 @@
 ``ConfigError`` naming the key (``pool.heuristics.greedy: expected a number, got 'lots'``,
 ``ppo.gamma: must be in (0, 1], got 1.5``), before anything is written. ``ppo`` takes the numeric
 keyword arguments of MaskablePPO listed in ``PPO_VALUES``, each with its range; agent specs are
-built once (``agents.make_agent``), so their own checks run too. ``resume_changes`` lists what a
+built once (``allfives_agents.make_agent``), so their own checks run too. ``resume_changes`` lists what a
 resumed run may change of its saved config (``RESUMABLE``) and refuses the rest.
 """
 
@@ -134,7 +134,7 @@ class TrainConfig:
     total_steps: int = 200_000
     n_envs: int = 4
     #: "subproc": SB3's SubprocVecEnv, one process per game; "dummy": all in the learner's process;
-    #: "batched": ``train.vec_env.BatchedVecEnv``, the games split over ``env_workers`` processes
+    #: "batched": ``allfives_train.vec_env.BatchedVecEnv``, the games split over ``env_workers`` processes
     #: (0: the learner's), the pool's network opponents asked once for all the games waiting on them
     vec_env: str = "subproc"
     env_workers: int = 2
@@ -342,7 +342,7 @@ def validate(config: TrainConfig) -> None:
     """Checks that need more than types: ranges, known choices, agent specs, MaskablePPO values.
 
     ``config.ppo`` is normalised in place (``n_steps: 128.0`` -> 128, ``"3e-4"`` -> 0.0003)."""
-    from train.network import PRECISIONS  # torch, which training needs anyway
+    from allfives_train.network import PRECISIONS  # torch, which training needs anyway
 
     check_game_and_pool(config.game, config.pool)
     if not (0 <= config.seed < 2**32):
@@ -416,7 +416,7 @@ def check_game_and_pool(game, pool: PoolConfig) -> None:
 def _check_agent(spec, key: str) -> None:
     """Parse the spec and build the agent (a file agent: check that its file exists), so that an
     agent's own value checks fail now rather than in the middle of a run."""
-    from agents import AgentSpec, make_agent
+    from allfives_agents import AgentSpec, make_agent
 
     try:
         parsed = AgentSpec.parse(spec)

@@ -1,7 +1,7 @@
 """The training environments: ``SingleAgentEnv`` whose opponents come from the pool's agent specs.
 
 The environments (``allfives_env``) take agent objects only; this layer turns the pool's specs
-(``greedy``, ``ppo:runs/x/pool/snap_000050000.npz``) into agents with ``agents.make_agent``,
+(``greedy``, ``ppo:runs/x/pool/snap_000050000.npz``) into agents with ``allfives_agents.make_agent``,
 inside each environment's own process, so nothing heavy is pickled between processes.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from agents import make_agent
+from allfives_agents import make_agent
 from allfives_env.single_agent import SingleAgentEnv
 
 from .config import TrainConfig

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import tempfile
 
-from agents import Agent
-from agents.tournament import run_tournament
+from allfives_agents import Agent
+from allfives_agents.tournament import run_tournament
 
 from .checkpoint import atomic_write
 

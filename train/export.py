@@ -58,14 +58,14 @@ def _actor_module(policy):
 
 def export_onnx(model_path, out_path, opset: int = 17) -> dict:
     """Write ``out_path`` (ONNX) from an SB3 MaskablePPO zip; return the metadata written."""
-    from agents.nets.policy import PolicyFileError, check_layout, read_zip_metadata
+    from allfives_agents.nets.policy import PolicyFileError, check_layout, read_zip_metadata
 
     model_path = Path(model_path)
     if not model_path.exists():
         raise ExportError(f"model file not found: {model_path}")
     try:
         metadata = read_zip_metadata(str(model_path))
-        from train.network import load_ppo
+        from allfives_train.network import load_ppo
 
         model = load_ppo(model_path, device="cpu")
     except PolicyFileError as exc:
@@ -83,7 +83,7 @@ def export_onnx(model_path, out_path, opset: int = 17) -> dict:
         except (TypeError, ValueError) as exc:
             raise ExportError(f"{model_path}: the 'rules' in its metadata are not valid rules: {exc}") from None
     source = {"obs_version": metadata.get("obs_version", OBS_VERSION), "rules": metadata.get("rules"), "source": model_path.name}
-    from train.network import in_float32
+    from allfives_train.network import in_float32
 
     return write_onnx(_actor_module(in_float32(model.policy)), obs_size, source, out_path, opset)
 

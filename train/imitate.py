@@ -1,6 +1,6 @@
 """Warm start: behaviour cloning of a teacher agent, DAgger-style, before PPO. Reads top to bottom.
 
-1. play episodes of the environment PPO trains in (``train.envs``: the same seats, partner and
+1. play episodes of the environment PPO trains in (``allfives_train.envs``: the same seats, partner and
    rewards), its other seats drawn from the pool's heuristics; the learner's moves are the
    teacher's (round 1) or the student's own (later rounds, so the data holds the positions the
    student reaches; DAgger, Ross et al. 2011), with a share ``explore`` of random moves; at each
@@ -34,8 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agents import make_agent
-from agents.nets.policy import NumpyPolicy, PPOAgent
+from allfives_agents import make_agent
+from allfives_agents.nets.policy import NumpyPolicy, PPOAgent
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.observation import OBS_SIZES
 

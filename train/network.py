@@ -2,7 +2,7 @@
 
 ``ScoringExtractor`` runs the policy MLP and the value MLP on the observation; the policy latent
 is the MLP output followed by the observation itself, so that ``ActionScorer`` can build the
-per-action features of ``agents.nets.action_features`` and score all 112 actions with one shared
+per-action features of ``allfives_agents.nets.action_features`` and score all 112 actions with one shared
 network, conditioned on the MLP's summary of the position:
 
     context = W_c h + b_c                       (h: the policy MLP output)
@@ -27,7 +27,7 @@ from torch import nn
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.observation import OFFSETS, obs_version_of_size
 
-from agents.nets import action_features as af
+from allfives_agents.nets import action_features as af
 
 
 def mlp(sizes: list[int], activation) -> nn.Sequential:
@@ -104,7 +104,7 @@ class ActionScorer(nn.Module):
         nn.init.zeros_(self.out.bias)
 
     def action_features(self, obs: torch.Tensor) -> torch.Tensor:
-        """Torch twin of ``agents.nets.action_features.action_features``: ``(B, 112, F)``."""
+        """Torch twin of ``allfives_agents.nets.action_features.action_features``: ``(B, 112, F)``."""
         return self.legal_features(obs, self.every_action.expand(obs.shape[0], -1))
 
     def legal_features(self, obs: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
@@ -253,8 +253,9 @@ class AllFivesPolicy(MaskableActorCriticPolicy):
         return data
 
 
-#: where ``AllFivesPolicy`` lived before the agents package moved into rooms: zips saved then name it there
-LEGACY_MODULES = ("agents.network",)
+#: where ``AllFivesPolicy`` lived before: in ``agents.network`` until the agents package moved into
+#: rooms, then in ``train.network`` until the folders installed under ``allfives_*`` names
+LEGACY_MODULES = ("agents.network", "train.network")
 
 
 def _policy_class_entry(path) -> dict:
@@ -276,7 +277,7 @@ def legacy_objects(path) -> dict:
 
 
 def load_ppo(path, **kwargs):
-    """``MaskablePPO.load`` that also reads zips saved when the policy class was ``agents.network``'s."""
+    """``MaskablePPO.load`` that also reads zips saved when the policy class lived in another module (``LEGACY_MODULES``)."""
     from sb3_contrib import MaskablePPO
 
     objects = {**legacy_objects(path), **kwargs.pop("custom_objects", {})}
@@ -285,7 +286,7 @@ def load_ppo(path, **kwargs):
 
 def rename_policy_class(path) -> bool:
     """Rewrite a zip that names ``AllFivesPolicy`` by an old module so that it names this one
-    (``train.network``), every other member byte for byte as it was; ``True`` if it changed."""
+    (``allfives_train.network``), every other member byte for byte as it was; ``True`` if it changed."""
     import base64
     import json
     import os

@@ -40,9 +40,9 @@ def torch_logits(model, obs: np.ndarray) -> np.ndarray:
 
 def check_parity(model_path, onnx_path, count: int = 10_000, seed: int = 0) -> dict:
     """Max |ONNX - torch| logit difference and the share of identical masked argmax choices."""
-    from agents.nets.onnx_agent import OnnxPolicy
+    from allfives_agents.nets.onnx_agent import OnnxPolicy
 
-    from train.network import in_float32, load_ppo
+    from allfives_train.network import in_float32, load_ppo
 
     model = load_ppo(model_path, device="cpu")
     in_float32(model.policy)

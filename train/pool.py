@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agents.nets.policy import NumpyPolicy
+from allfives_agents.nets.policy import NumpyPolicy
 
 
 class OpponentPool:

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import allfives_env
-import agents
+import allfives_agents
 
 from .checkpoint import CheckpointError, atomic_write
 from .config import CONFIG_NAME, ConfigError, resume_changes, resumed_run_config, saved_run_config, to_yaml
@@ -44,9 +44,9 @@ KEEP = 2
 
 def train_rllib(cfg: RLlibConfig, run_dir, resume: bool = False, progress: bool = True) -> dict:
     """Train (or resume) a run; return its card (config, steps, wall time, final evaluation)."""
-    import train
+    import allfives_train
 
-    from agents.tournament.cluster import ClusterError, cluster_cpus, connect
+    from allfives_agents.tournament.cluster import ClusterError, cluster_cpus, connect
 
     # 0. checks before anything is written ------------------------------------------------------
     run_dir = Path(run_dir)
@@ -56,7 +56,7 @@ def train_rllib(cfg: RLlibConfig, run_dir, resume: bool = False, progress: bool 
 
     # 1. Ray: local, or a cluster, with this project's code shipped to its workers --------------
     try:
-        ray, started = connect(cfg.ray, num_cpus=cfg.num_cpus or None, modules=(allfives_env, agents, train))
+        ray, started = connect(cfg.ray, num_cpus=cfg.num_cpus or None, modules=(allfives_env, allfives_agents, allfives_train))
     except ClusterError as exc:
         raise ConfigError(f"ray: {exc}") from None
     try:

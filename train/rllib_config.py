@@ -111,7 +111,7 @@ def load_rllib_config(path=None, overrides: list[str] | tuple = ()) -> RLlibConf
 
 def validate(config: RLlibConfig) -> None:
     """Ranges, known choices, agent specs and PPO values; ``config.ppo`` is normalised in place."""
-    from agents.tournament.cluster import ClusterError, check_address
+    from allfives_agents.tournament.cluster import ClusterError, check_address
 
     check_game_and_pool(config.game, config.pool)
     check_run_name(config.name)

@@ -2,7 +2,7 @@
 
 The learner's seat is the one RLlib agent (``LEARNER``; every seat it takes, episode by episode,
 maps to one shared module); every other seat is played inside the environment by agents drawn from
-the opponent pool, by the same code as the SB3 trainer's (``train.envs.make_env_fn``), so both
+the opponent pool, by the same code as the SB3 trainer's (``allfives_train.envs.make_env_fn``), so both
 trainers learn the same game against the same opponents with the same rewards. Observations are
 ``{"observations", "action_mask" (float32)}``, the keys of RLlib's ``ActionMaskingTorchRLModule``
 (as ``allfives_env.rllib_env``), so a masked-out action is never sampled.

@@ -119,7 +119,7 @@ def torch_logits(module, obs: np.ndarray) -> np.ndarray:
 
 def check_rllib_parity(checkpoint, onnx_path, count: int = 1000, seed: int = 0) -> dict:
     """Max |ONNX - torch| logit difference, the share of identical masked argmax choices, all legal."""
-    from agents.nets.onnx_agent import OnnxPolicy
+    from allfives_agents.nets.onnx_agent import OnnxPolicy
 
     onnx = OnnxPolicy(onnx_path)
     rules = Rules.from_dict(onnx.rules) if onnx.rules else Rules.make()

@@ -1,6 +1,6 @@
 """Ship a trained run as ``models/NAME.zip`` + ``NAME.onnx`` + ``NAME.json`` (the model card).
 
-    python -m train.ship runs/ppo_2p --name allfives_2p [--model final.zip] [--games 2000] [--workers 2]
+    python -m allfives_train.ship runs/ppo_2p --name allfives_2p [--model final.zip] [--games 2000] [--workers 2]
 
 The card holds the resolved config, steps and wall time of the run, the ONNX parity check, and a
 fresh duplicate round robin of the policy, random, greedy and expert (``--games`` per pairing,
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from agents.tournament import run_tournament
+from allfives_agents.tournament import run_tournament
 from allfives_env.engine import Rules
 
 from .export import ExportError, export_onnx

@@ -182,7 +182,7 @@ def policy_spec(cfg: TrainConfig) -> tuple[type, dict]:
     import torch
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    from train.network import AllFivesPolicy
+    from allfives_train.network import AllFivesPolicy
 
     activation = torch.nn.Tanh if cfg.net.activation == "tanh" else torch.nn.ReLU
     policy_kwargs = {"net_arch": {"pi": list(cfg.net.pi), "vf": list(cfg.net.vf)}, "activation_fn": activation}

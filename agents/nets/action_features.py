@@ -19,7 +19,7 @@ read straight from the vector (``N_FEATURES[2]`` = 22): 16. ``reply_threat``, 17
 only the position pieces (``STATE_SIZE[2]``: version 1 and ``may_hold``); the per-action pieces
 reach it through the scorer.
 
-The same computation exists in torch (``train.network``); a test checks the two agree.
+The same computation exists in torch (``allfives_train.network``); a test checks the two agree.
 """
 
 from __future__ import annotations

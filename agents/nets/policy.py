@@ -118,7 +118,7 @@ class NumpyPolicy:
 
     ``kind`` is ``"mlp"`` (SB3's plain MLP policy: hidden layers, then a linear action layer) or
     ``"scorer"`` (the project's ``AllFivesPolicy``: hidden layers, then the shared action scorer of
-    ``train.network``). ``params`` holds the arrays by name: ``w0, b0, ...`` for the hidden (and,
+    ``allfives_train.network``). ``params`` holds the arrays by name: ``w0, b0, ...`` for the hidden (and,
     for ``mlp``, the last) layers; for ``scorer`` also ``context_w, context_b, features_w, out_w,
     out_b, base_w, base_b``.
     """

@@ -1,6 +1,6 @@
 """Inference from play: how likely each sampled world makes what the other seats chose to play.
 
-``agents.search.belief`` samples the hidden hands uniformly among those the public facts allow (tile counts,
+``allfives_agents.search.belief`` samples the hidden hands uniformly among those the public facts allow (tile counts,
 known-missing pips). But players' choices say more: a seat that laid a tile scoring nothing while
 holding, in some world, a tile that scored 15 is unlikely to be in that world. ``PlayEvidence``
 weights a world by the probability, under a model of play (a trained policy), of every placement the
@@ -13,7 +13,7 @@ played since, less what it drew since) and ``pi`` is the policy's softmax over t
 allows, at temperature ``temp``. ``eps`` keeps a world the model finds unlikely from being ruled out:
 the model is not the player. Forced moves (one legal move, or the tile just drawn) carry no weight.
 A deterministic model of play (an agent such as ``expert``: ``agent_log_weights``) has ``pi`` 1 for
-its move and 0 for the others; a fitted model of play (``agents.search.play_fit``) gives each move its
+its move and 0 for the others; a fitted model of play (``allfives_agents.search.play_fit``) gives each move its
 chance (``model_log_weights``).
 
 The identity of a tile another seat drew and kept is hidden (the last tile of a draw is placed at

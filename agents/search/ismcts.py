@@ -2,7 +2,7 @@
 
 Each iteration samples a "possible world" consistent with the seat's view (other hands and the
 boneyard order, respecting tile counts and the pips each seat is known to lack; see
-``agents.search.belief``), then walks one shared tree keyed by the moves played from the current position:
+``allfives_agents.search.belief``), then walks one shared tree keyed by the moves played from the current position:
 at every node it picks, among the moves legal in that world, an untried one if any, else the one
 with the best UCB score, counting availability (how often a move was legal when its node was
 visited) in the exploration term. Below the tree a rollout policy (``random``, ``greedy``, or
@@ -23,7 +23,7 @@ model's name (``ismcts:policy=allfives_2p``).
 
 With ``belief=policy`` the worlds are not uniform: a pool of ``worlds`` uniformly sampled worlds
 (default: ``iters``) is weighted by how likely the network, at temperature ``btemp``, finds every
-placement the other seats chose this hand in each of them (``agents.search.inference``), and each
+placement the other seats chose this hand in each of them (``allfives_agents.search.inference``), and each
 iteration draws its world's hands from the pool by weight (its boneyard order afresh). That is one
 batched network call per decision over all the pool's past choices. ``belief=expert`` weighs the
 pool the same way with ``expert`` as the model of play (each choice is ``expert``'s move, or, with
@@ -32,7 +32,7 @@ is not ``expert``): an exact model of that one opponent, for measuring what infe
 against it, and no network needed. ``bpolicy`` names another network as the model of play for
 ``belief=policy`` (one trained to imitate the players faced, ``configs/play_model_2p.yaml``), the
 prior staying ``policy``'s. ``bweights`` gives ``belief=expert`` other weights: a model of play
-fitted to a player's records (``agents.search.play_fit``, ``allfives fit-play``). ``belief=expert`` leaves
+fitted to a player's records (``allfives_agents.search.play_fit``, ``allfives fit-play``). ``belief=expert`` leaves
 a partner's choices out (it is not ``expert``) unless ``bpartner`` names a fitted model of its play
 (one fitted to this search's own records, say): then they weigh the worlds too, each by the chance
 the model gives the move chosen (``softmax(scale * score)``, the fit's conditional logit).
@@ -46,7 +46,7 @@ With ``opp=all`` a partner plays the model too (``bpartner``'s best move, if giv
 branches on the seat's own moves only.
 
 The options, their defaults and ranges, and which others each needs are in their one home,
-``agents.search.options.SearchOptions`` (docs/search.md's table is generated from it). A decision with one legal move is played at once.
+``allfives_agents.search.options.SearchOptions`` (docs/search.md's table is generated from it). A decision with one legal move is played at once.
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def side_values(game, root_scores: list[int]) -> list[float]:
 
 class _EquityValues:
     """``value=equity``: a rollout's end is worth, per side, ``tanh(gain / scale)`` where ``gain`` is
-    the side's match equity (``agents.search.equity``) after the hand less that at the root, and ``scale``
+    the side's match equity (``allfives_agents.search.equity``) after the hand less that at the root, and ``scale``
     half the equity that 40 points either way are worth at the root's scores: where the scores make
     points matter little (or much) it counts them so, and at 0-0 it is about ``value=points``."""
 
@@ -179,7 +179,7 @@ class ISMCTSAgent(Agent):
             options = SearchOptions.from_spec_options(given)
         elif given:
             raise TypeError("ISMCTSAgent takes options or keywords, not both")
-        #: the options of this search (``agents.search.options.SearchOptions``)
+        #: the options of this search (``allfives_agents.search.options.SearchOptions``)
         self.options = options
         for name in OPTIONS:
             setattr(self, name, getattr(options, name))
@@ -189,9 +189,9 @@ class ISMCTSAgent(Agent):
         self.policy = load_policy(options.policy) if options.policy else None
         #: the network ``belief=policy`` weighs worlds with
         self.play_model = load_policy(options.bpolicy) if options.bpolicy else self.policy
-        #: the ``expert`` that ``belief=expert`` weighs worlds with (``bweights``: a fitted one, ``agents.search.play_fit``)
+        #: the ``expert`` that ``belief=expert`` weighs worlds with (``bweights``: a fitted one, ``allfives_agents.search.play_fit``)
         self.play_agent = load_model(option_file(options.bweights)) if options.bweights else _EXPERT
-        #: ``bpartner``: the fitted model of play (``agents.search.play_fit.PlayModel``) of a partner's choices, or ``None``
+        #: ``bpartner``: the fitted model of play (``allfives_agents.search.play_fit.PlayModel``) of a partner's choices, or ``None``
         self.partner_model = load_play_model(option_file(options.bpartner)) if options.bpartner else None
         if self.partner_model is not None:
             self.partner_model.check_chances()
@@ -361,7 +361,7 @@ class ISMCTSAgent(Agent):
 
     def belief_pool(self, view):
         """``belief=policy`` or ``expert``: the pool of worlds (``(hands, boneyard)`` pairs) the
-        search draws from and their log weights (``agents.search.inference``); ``(None, None)`` where the
+        search draws from and their log weights (``allfives_agents.search.inference``); ``(None, None)`` where the
         worlds are uniform (``belief=uniform``, or no choice of another seat yet this hand)."""
         rng = self.rng
         evidence = PlayEvidence(view) if self.belief != "uniform" else None

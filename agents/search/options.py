@@ -1,7 +1,7 @@
 """The one home of the search's options: ``SearchOptions``, a typed dataclass.
 
 Each field is one ``ismcts`` option: its type, default, range, help and the other options it takes
-effect under (``agents.options.Option`` in the field's metadata). The registry's ``ismcts`` kind,
+effect under (``allfives_agents.options.Option`` in the field's metadata). The registry's ``ismcts`` kind,
 ``allfives`` help, the error messages and the options table of docs/search.md
 (``options_table()``, checked by tests/test_search_options.py) are all read from here.
 
@@ -30,7 +30,7 @@ def _option(default, help: str, *, type_=None, needs: tuple[Needs, ...] = (), **
 
 @dataclass(frozen=True)
 class SearchOptions:
-    """The options of ``ismcts`` (``agents.search.ismcts.ISMCTSAgent``); see the module docstring."""
+    """The options of ``ismcts`` (``allfives_agents.search.ismcts.ISMCTSAgent``); see the module docstring."""
 
     iters: int = _option(200, "iterations per decision (reproducible for a seed)", min=1)
     seconds: float = _option(

@@ -2,7 +2,7 @@
 (``run``, ``on_ray``, ``cluster``), resuming a run (``resume``), the statistics (``stats``) and the
 reports (``report``).
 
-    from agents.tournament import run_tournament
+    from allfives_agents.tournament import run_tournament
     result = run_tournament(["strong", "expert"], Rules.make(), games=200, seed=1, workers=2)
 """
 

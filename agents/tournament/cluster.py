@@ -2,8 +2,9 @@
 
 ``connect(address, num_cpus, modules)`` starts a local Ray (``address`` ``"local"``), joins the
 cluster of ``RAY_ADDRESS`` (``"auto"``) or the one at ``HOST:PORT`` / ``ray://HOST:PORT``, and
-ships the driver's own code (``modules``, e.g. ``allfives_env`` and ``agents``) to every worker
-with Ray's ``py_modules``, so the workers run exactly what the driver runs, whatever is installed
+ships the driver's own code (``modules``, e.g. ``allfives_env`` and ``allfives_agents``) to every worker
+with Ray's ``py_modules`` (a package whose folder is named otherwise, as ``agents/`` of the checkout
+is, goes by a link named as it imports), so the workers run exactly what the driver runs, whatever is installed
 on their node. Without ray installed, or for an address that is not one of those forms or has no
 cluster behind it, it raises ``ClusterError`` with one line saying what to do.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import tempfile
 from types import ModuleType
 from typing import Sequence
 
@@ -62,7 +64,7 @@ def connect(address: str, num_cpus: int | None = None, modules: Sequence[ModuleT
     ray = import_ray()
     if ray.is_initialized():
         return ray, False
-    runtime_env = {"py_modules": [os.path.dirname(m.__file__) for m in modules]} if modules else None
+    runtime_env = {"py_modules": [_package_dir(m) for m in modules]} if modules else None
     options = dict(runtime_env=runtime_env, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     target = os.environ.get("RAY_ADDRESS", "") if address == "auto" else address
     if _ADDRESS.fullmatch(target):
@@ -81,6 +83,18 @@ def connect(address: str, num_cpus: int | None = None, modules: Sequence[ModuleT
             "with token authentication also needs RAY_AUTH_MODE=token and its token: docs/scale.md)"
         ) from None
     return ray, True
+
+
+def _package_dir(module: ModuleType) -> str:
+    """The folder Ray ships for ``module``: its own where it is named as the package imports, else a link
+    to it of that name (Ray names a shipped package by its folder; the checkout's ``agents/`` imports as
+    ``allfives_agents``)."""
+    folder = os.path.dirname(os.path.abspath(module.__file__))
+    if os.path.basename(folder) == module.__name__:
+        return folder
+    link = os.path.join(tempfile.mkdtemp(prefix="allfives-ray-"), module.__name__)
+    os.symlink(folder, link)
+    return link
 
 
 def cluster_cpus(ray: ModuleType) -> int:

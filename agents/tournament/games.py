@@ -2,7 +2,7 @@
 
 ``Schedule.plan(pairing, game)`` is everything that determines a game (its seed, who sits where,
 each seat's agent seed); ``Runner.play`` plays it with agents built from ``AgentSpec`` values, the
-same in this process, in a worker process and in a Ray task (``agents.tournament.on_ray``).
+same in this process, in a worker process and in a Ray task (``allfives_agents.tournament.on_ray``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The tournament's games as Ray tasks: ``run_tournament(..., ray="auto")`` (``allfives tournament --ray``).
 
 The schedule is cut into chunks of consecutive games; each chunk is one Ray task that plays its
-games exactly as a local worker process does (``agents.tournament.games.Runner``), so the results are the same
+games exactly as a local worker process does (``allfives_agents.tournament.games.Runner``), so the results are the same
 for the same seed. A task whose worker dies (a killed process, a lost node) is run again by Ray
 (``MAX_RETRIES``); a chunk's results count once, when its task returns, so retried games are neither
 lost nor counted twice. Results and records are put back in schedule order. At most ``workers``
@@ -50,7 +50,7 @@ def play_on_ray(schedule, specs, tasks, address: str, workers: int | None, keep_
     Returns what ``collect`` returned and the number of chunks kept in flight (``workers``, or the
     cluster's CPUs). Raises ``cluster.ClusterError`` (no ray, bad address) and the agents' own
     ``TournamentError``, without Ray's traceback around it."""
-    agents_package = importlib.import_module("agents")
+    agents_package = importlib.import_module("allfives_agents")
     ray, started = cluster.connect(address, num_cpus=workers, modules=(allfives_env, agents_package))
     try:
         workers = workers or cluster.cluster_cpus(ray)

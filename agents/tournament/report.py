@@ -142,6 +142,10 @@ def write_csv(rows: list[dict], columns: tuple[str, ...], path: Path) -> None:
             writer.writerow([f"{row[c]:.6f}" if isinstance(row[c], float) else row[c] for c in columns])
 
 
+#: how to get the plots
+PLOT_INSTALL = "pip install 'allfives[plot]'"
+
+
 def win_rate_matrix(result: TournamentResult) -> list[list[float]]:
     """``m[i][j]``: the win rate of agent ``i`` against agent ``j`` (draws half), NaN where they did not meet."""
     names = result.config["agents"]
@@ -155,8 +159,12 @@ def win_rate_matrix(result: TournamentResult) -> list[list[float]]:
 
 
 def plot_winrates(result: TournamentResult, path: str | os.PathLike) -> None:
-    """A heatmap of pairwise win rates (row agent against column agent), agents in rating order, as PNG."""
-    import matplotlib
+    """A heatmap of pairwise win rates (row agent against column agent), agents in rating order, as PNG.
+    Needs matplotlib (the ``plot`` extra): ``ImportError`` with the install line without it."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError(f"the win-rate plot needs matplotlib: {PLOT_INSTALL}") from None
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -193,8 +201,16 @@ def plot_winrates(result: TournamentResult, path: str | os.PathLike) -> None:
     fig.savefig(path, dpi=110)
 
 
+def can_plot() -> bool:
+    """Whether matplotlib, which only the plots need (the ``plot`` extra), is installed."""
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 def write_outputs(result: TournamentResult, out: str | os.PathLike) -> list[Path]:
     """Write ``results.json``, ``pairings.csv``, ``ratings.csv`` and ``winrates.png`` into ``out``; return the paths.
+    Without matplotlib (``can_plot``) the plot is left out.
 
     (``games.jsonl`` is written while the games are played: ``run_tournament(records=...)``.)
     """
@@ -206,5 +222,7 @@ def write_outputs(result: TournamentResult, out: str | os.PathLike) -> list[Path
         f.write("\n")
     write_csv(data["pairings"], PAIRING_COLUMNS, paths[1])
     write_csv(sorted(data["agents"], key=lambda s: s["rank"]), RATING_COLUMNS, paths[2])
+    if not can_plot():
+        return paths[:3]
     plot_winrates(result, paths[3])
     return paths

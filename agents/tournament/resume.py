@@ -1,7 +1,7 @@
 """Resuming a tournament from the records of the games it already played.
 
 A tournament with a records file writes one ``allfives-record/1`` line per game as it finishes, in
-schedule order (``agents.tournament.run``). ``kept_results`` reads such a file back for the same
+schedule order (``allfives_agents.tournament.run``). ``kept_results`` reads such a file back for the same
 schedule: each record is replayed through the engine (``replay_record``), checked to be the game
 the schedule plans at its place (the deal's seed, who sat where, the rules, the hand limit), and
 turned back into its ``GameResult``, so only the games not yet played need playing. A last line

@@ -3,7 +3,7 @@
 ``run_tournament(["random", "greedy", "ismcts:iters=200"], Rules.make(num_players=2), games=1000, seed=1)``
 plays every pairing (or group, in 3-4 player cut-throat games) ``games`` times and returns a
 ``TournamentResult`` with pairwise win rates, confidence intervals and Elo ratings
-(``agents.tournament.stats``). Game ``g`` of a pairing is a pure function of the base seed, its
+(``allfives_agents.tournament.stats``). Game ``g`` of a pairing is a pure function of the base seed, its
 deal index and the seating, so results and records do not depend on ``workers``; every pairing
 plays the same deals.
 docs/tournament.md describes the schedule and the statistics.
@@ -172,13 +172,13 @@ def run_tournament(
     options, or ``None`` for the 2-player defaults. ``games``: per pairing (per group in 3-4 player
     cut-throat games), rounded up to whole blocks of seat rotations. ``duplicate``: replay each
     deal with the seats rotated. ``workers > 1`` plays in that many processes (specs only; default 1). ``ray``: play the
-    games as Ray tasks instead (specs only; ``agents.tournament.on_ray``): ``"local"`` starts a Ray
+    games as Ray tasks instead (specs only; ``allfives_agents.tournament.on_ray``): ``"local"`` starts a Ray
     here with ``workers`` CPUs (default: every core), ``"auto"`` joins the cluster of
     ``RAY_ADDRESS``, ``"HOST:PORT"`` that one; ``workers`` is then the number of chunks in flight
     (default: the cluster's CPUs). The results are the same either way.
     ``records``: a path to write every game's ``allfives-record/1`` as JSON Lines, in schedule
     order, each as it finishes. ``resume``: keep the games ``records`` already holds from an earlier
-    run of the same tournament (replayed and checked: ``agents.tournament.resume``) and play only the
+    run of the same tournament (replayed and checked: ``allfives_agents.tournament.resume``) and play only the
     rest. ``prior_games``: the Elo prior (virtual draws against a fixed opponent per agent).
     Raises ``TournamentError`` for a bad argument or an agent that fails.
     """

@@ -1,4 +1,4 @@
-"""``allfives analyze``: every legal move of a position with its value and a 95% interval (agents.analysis)."""
+"""``allfives analyze``: every legal move of a position with its value and a 95% interval (allfives_agents.analysis)."""
 
 from __future__ import annotations
 
@@ -65,8 +65,8 @@ def position_view(path: str):
 
 
 def run(args) -> int:
-    from agents.analysis import MAX_WORLDS, analyze, format_analysis
-    from agents import AgentSpec
+    from allfives_agents.analysis import MAX_WORLDS, analyze, format_analysis
+    from allfives_agents import AgentSpec
     from allfives_env.engine.errors import RecordError
 
     if not 1 <= args.worlds <= MAX_WORLDS:

@@ -20,7 +20,7 @@ def add_parser(sub, name: str) -> None:
 
 
 def run(args) -> int:
-    from agents.bots import BOTS, bots_table, describe_game
+    from allfives_agents.bots import BOTS, bots_table, describe_game
 
     if args.markdown:
         print(bots_table())

@@ -35,11 +35,11 @@ def run(args) -> int:
         if not args.force:
             raise CLIError(f"{out} already exists; give --force to overwrite it, or --out another file")
 
-    from train.export import ExportError, export_onnx
-    from train.parity import check_parity
+    from allfives_train.export import ExportError, export_onnx
+    from allfives_train.parity import check_parity
 
     if model.is_dir():
-        from train.rllib_export import check_rllib_parity as check_parity, export_rllib as export_onnx, rllib_checkpoint
+        from allfives_train.rllib_export import check_rllib_parity as check_parity, export_rllib as export_onnx, rllib_checkpoint
 
         try:
             model = rllib_checkpoint(model)

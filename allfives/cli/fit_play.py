@@ -1,4 +1,4 @@
-"""``allfives fit-play``: fit a model of a player's play to its game records (``agents.search.play_fit``)."""
+"""``allfives fit-play``: fit a model of a player's play to its game records (``allfives_agents.search.play_fit``)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ def add_parser(sub, name: str) -> None:
 
 
 def run(args) -> int:
-    from agents.expert import DEFAULT_WEIGHTS
-    from agents.search.play_fit import PlayModelError, agreement, fit, log_loss, read_choices, save_model
+    from allfives_agents.expert import DEFAULT_WEIGHTS
+    from allfives_agents.search.play_fit import PlayModelError, agreement, fit, log_loss, read_choices, save_model
     from allfives_env.engine.errors import RecordError
 
     if not 0 <= args.holdout <= 0.9:

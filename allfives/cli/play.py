@@ -30,7 +30,7 @@ def add_parser(sub, name: str) -> None:
 
 
 def _agent(spec, seed: int, flag: str, rules):
-    from agents import make_agent
+    from allfives_agents import make_agent
 
     try:
         agent = make_agent(spec, seed=seed, rules=rules)  # a network trained for another game is refused
@@ -46,8 +46,8 @@ def run(args) -> int:
         raise CLIError(f"allfives play needs rich (pip install 'allfives[play]'): {exc}") from None
     from allfives_env.engine import Game
     from allfives_env.engine.seeding import derive_seed
-    from agents import AgentSpec
-    from agents.bots import default_bot
+    from allfives_agents import AgentSpec
+    from allfives_agents.bots import default_bot
     from allfives.play import PlaySession, hint_agent, line_reader
 
     rules = rules_from_args(args)

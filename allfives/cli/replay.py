@@ -76,7 +76,7 @@ def run(args) -> int:
         from pathlib import Path
 
         from allfives.replay_page import replay_page
-        from train.checkpoint import atomic_write
+        from allfives_train.checkpoint import atomic_write
 
         atomic_write(Path(args.html), replay_page(chosen[1], f"All Fives: {chosen[0]}").encode())
         print(f"wrote {args.html}: {chosen[0]}, one picture per position")

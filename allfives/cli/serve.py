@@ -64,7 +64,7 @@ def run(args) -> int:
     max_body = MAX_BODY if args.max_body is None else args.max_body
     if max_body < 1:
         raise CLIError(f"--max-body must be at least 1, got {max_body}")
-    from agents.analysis import MAX_WORLDS
+    from allfives_agents.analysis import MAX_WORLDS
     from allfives.server.service import ANALYZE_SECONDS, ANALYZE_WORLDS
 
     worlds = ANALYZE_WORLDS if args.analyze_worlds is None else args.analyze_worlds

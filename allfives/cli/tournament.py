@@ -30,7 +30,7 @@ def add_parser(sub, name: str) -> None:
         "e.g. strong,expert or random,greedy,ismcts:iters=200,rollout=greedy",
     )
     p.add_argument("--games", type=int, required=True, help="games per pairing (per group in 3-4p cut-throat)")
-    p.add_argument("--seed", type=int, required=True, help="base seed; every deal and agent seed derives from it")
+    p.add_argument("--seed", type=int, default=0, help="base seed (default 0, written in the results); every deal and agent seed derives from it")
     p.add_argument(
         "--duplicate",
         action=argparse.BooleanOptionalAction,
@@ -65,7 +65,7 @@ def add_parser(sub, name: str) -> None:
 def _check_policies(specs, rules) -> None:
     """Load each agent that reads a network once (a policy, a search's prior or model of play), so
     that one trained for another number of players is refused (``CLIError``) before anything is written."""
-    from agents import make_agent
+    from allfives_agents import make_agent
 
     for spec in specs:
         if not spec.files():
@@ -89,10 +89,10 @@ def _refuse_earlier_run(out: str) -> None:
 
 
 def run(args) -> int:
-    from agents import available, parse_specs
-    from agents.bots import BOTS
-    from agents.tournament import TournamentError, check_specs, run_tournament
-    from agents.tournament.cluster import ClusterError, check_address, import_ray
+    from allfives_agents import available, parse_specs
+    from allfives_agents.bots import BOTS
+    from allfives_agents.tournament import TournamentError, check_specs, run_tournament
+    from allfives_agents.tournament.cluster import ClusterError, check_address, import_ray
 
     rules = rules_from_args(args)
     try:  # the command line's text, parsed once; the tournament and its workers get the parsed specs
@@ -123,7 +123,7 @@ def run(args) -> int:
 
     records = None
     if args.out:
-        from agents.tournament.report import prepare_out_dir
+        from allfives_agents.tournament.report import prepare_out_dir
 
         try:
             out = prepare_out_dir(args.out)
@@ -148,7 +148,7 @@ def run(args) -> int:
     except TournamentError as exc:
         raise CLIError(str(exc)) from None
 
-    from agents.tournament.report import format_report, write_outputs
+    from allfives_agents.tournament.report import PLOT_INSTALL, can_plot, format_report, write_outputs
 
     print(format_report(result))
     if args.out:
@@ -157,6 +157,8 @@ def run(args) -> int:
         except OSError as exc:
             raise CLIError(f"cannot write to --out {args.out}: {exc}") from None
         print(f"\nwrote {', '.join(p.name for p in [records, *paths])} to {out}")
+        if not can_plot():
+            print(f"(no winrates.png: the plot needs matplotlib, {PLOT_INSTALL})")
     if args.json:
         print_json_line(result.to_dict())
     return 0

@@ -25,7 +25,7 @@ def add_parser(sub, name: str) -> None:
 
 def _trainer(args, overrides) -> str:
     """``sb3`` or ``rllib``: the ``trainer`` key of the config (on a resume: of the run's saved config)."""
-    from train.config import read_data, trainer_of
+    from allfives_train.config import read_data, trainer_of
 
     if args.resume and args.run_dir and (Path(args.run_dir) / "config.yaml").is_file():
         return trainer_of(read_data(Path(args.run_dir) / "config.yaml"))
@@ -33,18 +33,18 @@ def _trainer(args, overrides) -> str:
 
 
 def run(args) -> int:
-    from train.checkpoint import CheckpointError
-    from train.config import ConfigError, load_config
+    from allfives_train.checkpoint import CheckpointError
+    from allfives_train.config import ConfigError, load_config
 
     overrides = list(args.overrides)
     if args.seed is not None:
         overrides.append(f"seed={args.seed}")
     try:
         if _trainer(args, overrides) == "rllib":
-            from train.rllib import check_run_dir, resume_config, train_rllib as train
-            from train.rllib_config import load_rllib_config as load_config
+            from allfives_train.rllib import check_run_dir, resume_config, train_rllib as train
+            from allfives_train.rllib_config import load_rllib_config as load_config
         else:
-            from train.train import check_run_dir, resume_config, train
+            from allfives_train.train import check_run_dir, resume_config, train
     except ConfigError as exc:
         raise CLIError(str(exc)) from None
     try:

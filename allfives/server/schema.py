@@ -7,7 +7,7 @@ engine and refused with a 422.
 
 from __future__ import annotations
 
-from agents.models import available_models
+from allfives_agents.models import available_models
 from allfives_env.engine.rules import OPTIONS, Option
 from allfives_env.engine.tiles import END_NAMES
 from allfives_env.observation import OBS_SIZES

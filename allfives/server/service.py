@@ -16,10 +16,10 @@ import threading
 
 import numpy as np
 
-from agents import AgentSpec, make_agent, resolve_spec
-from agents.factory import BotAgent
-from agents.models import available_models
-from agents.nets.policy import PolicyPlayersError, check_trained_players, describe_players, trained_rules  # noqa: F401
+from allfives_agents import AgentSpec, make_agent, resolve_spec
+from allfives_agents.factory import BotAgent
+from allfives_agents.models import available_models
+from allfives_agents.nets.policy import PolicyPlayersError, check_trained_players, describe_players, trained_rules  # noqa: F401
 from allfives_env.engine.position import PositionError, view_from_history
 from allfives_env.engine.rules import Rules
 from allfives_env.observation import OBS_SIZES, OBS_VERSION
@@ -275,9 +275,9 @@ class BotService:
         return self.move(parse_json(data))
 
     def analyze(self, body, max_worlds: int = ANALYZE_WORLDS, max_seconds: float = ANALYZE_SECONDS) -> dict:
-        """The body of ``POST /analyze``: ``agents.analysis.analyze`` of the position, within the
+        """The body of ``POST /analyze``: ``allfives_agents.analysis.analyze`` of the position, within the
         server's caps (at most ``max_worlds`` worlds and about ``max_seconds`` of playouts)."""
-        from agents.analysis import analyze
+        from allfives_agents.analysis import analyze
 
         req = check_request(body, ANALYZE_FIELDS, "analyze")
         worlds = body.get("worlds", min(100, max_worlds))

@@ -1,6 +1,6 @@
 """The bots a web game may seat, by id: the page names an id, never an agent spec or a file.
 
-The menu is the named bots that play every opponent alike (``agents.bots``: ``fast``, ``strong``,
+The menu is the named bots that play every opponent alike (``allfives_agents.bots``: ``fast``, ``strong``,
 ``strongest``), each picking its setting for the game, then the hand-written baselines. A named
 bot lists the games it has settings for, so the page can say so; the server refuses it for
 another game when the game is created.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.bots import BOTS, describe_game
+from allfives_agents.bots import BOTS, describe_game
 
 
 @dataclass(frozen=True)

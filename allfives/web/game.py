@@ -15,8 +15,8 @@ import random
 import threading
 import time
 
-from agents import make_agent
-from agents.analysis import analyze
+from allfives_agents import make_agent
+from allfives_agents.analysis import analyze
 from allfives.play import bot_preference
 from allfives.server.service import ApiError
 from allfives_env.engine import Game, Rules

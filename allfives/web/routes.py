@@ -29,7 +29,7 @@ from allfives.server.service import ApiError, json_type, parse_json
 from allfives_env.engine import Rules
 from allfives_env.engine.rules import OPTIONS
 
-from agents.bots import default_bot
+from allfives_agents.bots import default_bot
 
 from .bots import bot_choices
 from .game import WebGame

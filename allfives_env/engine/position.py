@@ -280,7 +280,7 @@ def placement_views(view: PlayerView) -> list[tuple[int, PlayerView]]:
     """The choices other seats made in ``view``'s hand: for every placement by another seat that did
     not draw first that turn, its index in ``view.history`` and that seat's view just before it, with
     what ``view``'s seat cannot see left out (``hand`` 0, no legal actions) for the caller to fill in
-    from a sampled world (``agents.search.inference``). The hand is replayed through the rules from its start.
+    from a sampled world (``allfives_agents.search.inference``). The hand is replayed through the rules from its start.
     """
     rules, seat = view.rules, view.seat
     events = view.history
