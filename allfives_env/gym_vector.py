@@ -165,7 +165,7 @@ class AllFivesVectorEnv(VectorEnv):
         return self._observations(), rewards, terminations, truncations, out
 
     def action_masks(self) -> np.ndarray:
-        """The legal actions of every game's current decision, ``(num_envs, 112)`` bool (all False
+        """The legal actions of every game's current decision, ``(num_envs, 112)`` int8 (all 0
         for a game that just ended under ``NEXT_STEP``), as ``infos["action_mask"]``."""
         return self.vector.masks.copy() if self.copy else self.vector.masks
 

@@ -1,7 +1,7 @@
 """The observation spec: one flat float32 vector per seat, built from a ``PlayerView``.
 
-Two versions share one table. ``OBS_VERSION`` 1 (the environments' default, ``OBS_SIZE`` values)
-holds the pieces of ``PIECES``. Version 2 appends ``LOOKAHEAD_PIECES``: the tiles each other seat
+Two versions share one table. Version 1 (``OBS_SIZE`` values) holds the pieces of ``PIECES``.
+Version 2, ``OBS_VERSION``: the environments' default and the version every shipped policy reads, appends ``LOOKAHEAD_PIECES``: the tiles each other seat
 may hold and, per action id, what the move leaves for the replies (``allfives_env.lookahead``),
 so a version-2 vector starts with the version-1 vector of the same view. ``OBS_SIZES`` gives each
 version's size and ``encoder(version)`` its encoder; a policy records the version it was trained on.
@@ -104,7 +104,9 @@ for _piece in ALL_PIECES:
     if _piece is PIECES[-1]:
         OBS_SIZE = _offset
 del _offset, _piece
-OBS_VERSION = 1
+#: the environments' default version, the one the shipped policies read (one contract: a policy
+#: loaded as its library's docs say plays in an environment made with no options)
+OBS_VERSION = 2
 #: the size of each observation version's vector
 OBS_SIZES: dict[int, int] = {1: OBS_SIZE, 2: OBS_SIZE + sum(p.size for p in LOOKAHEAD_PIECES)}
 #: the ``scale`` of every piece, by name

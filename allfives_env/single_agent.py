@@ -14,7 +14,7 @@ learner side's final score minus the other side's (times ``reward_scale``).
 ``ActionMasker``; ``info["action_mask"]`` carries the same mask, so gymnasium's vector envs (either
 autoreset mode) hand it over too. The info has the same keys, types and shapes at every step
 (``seat`` int, ``scores`` int64 array of one score per side, ``hand`` int, ``winner`` int with -1
-for none, ``action_mask`` bool (112,)); ``illegal_action="lose"`` adds ``illegal_move`` (a string)
+for none, ``action_mask`` int8 (112,), as the AEC env's); ``illegal_action="lose"`` adds ``illegal_move`` (a string)
 to the info of the step that ends the episode that way, and only to it. The registered ids
 (``allfives_env.registration``) default to ``illegal_action="lose"`` so that gymnasium's and
 SB3's ``check_env`` pass; ``SingleAgentEnv(...)`` itself defaults to ``"raise"``. The episode options (``episode``, ``reward``, ``max_hands``) are those of
@@ -209,11 +209,13 @@ class SingleAgentEnv(gym.Env):
         return self._obs() if obs is None else obs, float(reward), terminated, truncated, self._info()
 
     def action_masks(self) -> np.ndarray:
-        """Boolean mask of the legal actions for the learner's current decision (all False when
-        there is none: before ``reset`` and once the episode is over); also ``info["action_mask"]``."""
-        mask = np.zeros(NUM_ACTIONS, dtype=bool)
+        """The legal actions of the learner's current decision, ``(112,)`` int8, 1 = legal (all 0 when
+        there is none: before ``reset`` and once the episode is over; gymnasium's ``sample(mask=)``
+        then gives 0, which an autoreset ignores); also ``info["action_mask"]``. int8 as in the AEC
+        env: the dtype gymnasium's ``Discrete.sample(mask=...)`` takes."""
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         if self.game is not None and not self.game.over and not self._lost_by_illegal:
-            mask[self.game.legal_actions()] = True
+            mask[self.game.legal_actions()] = 1
         return mask
 
     def view(self):

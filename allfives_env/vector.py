@@ -41,7 +41,7 @@ class GameVector:
         if len(shapes) != 1:
             raise ValueError(f"the environments' observations differ in shape: {sorted(shapes)}")
         self.obs = np.zeros((len(self.envs), *shapes.pop()), np.float32)
-        self.masks = np.zeros((len(self.envs), NUM_ACTIONS), bool)
+        self.masks = np.zeros((len(self.envs), NUM_ACTIONS), np.int8)
 
     def __len__(self) -> int:
         return len(self.envs)

@@ -64,7 +64,7 @@ def test_hand_episodes_stay_within_the_step_limit():
 def check_single_info(info, sides):
     assert type(info["seat"]) is int and type(info["hand"]) is int and type(info["winner"]) is int
     assert info["scores"].dtype == np.int64 and info["scores"].shape == (sides,)
-    assert info["action_mask"].dtype == bool and info["action_mask"].shape == (NUM_ACTIONS,)
+    assert info["action_mask"].dtype == np.int8 and info["action_mask"].shape == (NUM_ACTIONS,)
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -198,3 +198,72 @@ def test_aec_event_infos_survive_pickling_and_never_change_once_given():
             e = pickle.loads(pickle.dumps(e))
     for arr, snapshot in given:
         np.testing.assert_array_equal(arr, snapshot)
+
+
+def _sampled_legal(space, mask) -> bool:
+    """gymnasium's own sampler takes the mask as given; the action it draws is legal (or, for an
+    all-0 mask, 0 and nothing to play)."""
+    action = space.sample(mask=mask)
+    return bool(mask[action]) if mask.any() else action == 0
+
+
+def test_every_envs_mask_is_int8_and_gymnasiums_sampler_takes_it():
+    aec = allfives_env.env(num_players=3)
+    aec.reset(seed=2)
+    rllib = allfives_env.rllib_env(num_players=3)
+    rllib.reset(seed=2)
+    for _ in range(40):
+        mask = aec.observe(aec.agent_selection)["action_mask"]
+        assert mask.dtype == np.int8 and _sampled_legal(aec.action_space(aec.agent_selection), mask)
+        adapted = rllib.observe(rllib.agent_selection)["action_mask"]
+        assert adapted.dtype == np.int8 and _sampled_legal(rllib.action_space(rllib.agent_selection), adapted)
+        action = int(np.flatnonzero(mask)[0])
+        aec.step(action)
+        rllib.step(action)
+        if any(aec.terminations.values()):
+            break
+
+    e = gymnasium.make("AllFives-hand-v0")
+    _, info = e.reset(seed=3)
+    for _ in range(200):
+        mask = info["action_mask"]
+        assert mask.dtype == np.int8 and e.unwrapped.action_masks().dtype == np.int8
+        assert _sampled_legal(e.action_space, mask)
+        _, _, term, trunc, info = e.step(e.action_space.sample(mask=mask))
+        if term or trunc:
+            assert not info["action_mask"].any() and e.action_space.sample(mask=info["action_mask"]) == 0
+            _, info = e.reset()
+
+
+@pytest.mark.parametrize("mode", ["vector_entry_point", "sync", "async"])
+def test_vector_masks_sample_with_gymnasiums_own_sampler_in_next_step_autoreset(mode):
+    # the default NEXT_STEP autoreset: the step after an episode's end has an all-0 mask, which the
+    # sampler takes (0, ignored by the reset); every other drawn action is legal ("raise" would say)
+    envs = gymnasium.make_vec("AllFives-hand-v0", 3, vectorization_mode=mode, illegal_action="raise")
+    try:
+        _, info = envs.reset(seed=5)
+        ends = 0
+        for _ in range(150):
+            masks = info["action_mask"]
+            assert masks.dtype == np.int8
+            actions = envs.action_space.sample(mask=tuple(masks))
+            assert all(_sampled_legal(envs.single_action_space, m) or not m.any() for m in masks)
+            _, _, terms, truncs, info = envs.step(actions)
+            ends += int(np.sum(terms | truncs))
+        assert ends > 0
+    finally:
+        envs.close()
+
+
+def test_a_shipped_policy_evaluates_in_the_default_env_as_sb3s_docs_write_it():
+    # the one-observation contract: the environments' default is the version the policies read
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.evaluation import evaluate_policy
+
+    from allfives_agents.models import model_path
+
+    model = MaskablePPO.load(model_path("allfives_2p", "zip"), device="cpu")
+    env = gymnasium.make("AllFives-v0")
+    assert env.observation_space.shape == model.observation_space.shape
+    mean, _ = evaluate_policy(model, env, n_eval_episodes=2, use_masking=True)
+    assert np.isfinite(mean)

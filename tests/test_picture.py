@@ -127,7 +127,7 @@ def test_the_envs_render_rgb_array_frames_and_sb3_defaults_work(tmp_path):
     with pytest.raises(ValueError, match="render_mode"):
         allfives_env.SingleAgentEnv(render_mode="svg")
     vec = make_vec_env("AllFives-v0", n_envs=2)  # SB3 asks for render_mode="rgb_array" by default
-    assert vec.reset().shape == (2, 281)
+    assert vec.reset().shape == (2, 1037)
     assert [f.shape for f in vec.get_images()] == [(HEIGHT, WIDTH, 3)] * 2
     vec.close()
 

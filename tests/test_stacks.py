@@ -45,7 +45,7 @@ def test_the_rllib_adapter_renames_the_keys_and_nothing_else():
 
     plain, adapted = allfives_env.env(num_players=3), allfives_env.rllib_env(num_players=3)
     space = adapted.observation_space("player_0")
-    assert set(space.spaces) == {"observations", "action_mask"} and space["action_mask"].dtype == np.float32
+    assert set(space.spaces) == {"observations", "action_mask"} and space["action_mask"].dtype == np.int8
     plain.reset(seed=4)
     adapted.reset(seed=4)
     for _ in range(60):

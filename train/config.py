@@ -24,7 +24,7 @@ import yaml
 
 from allfives_env.engine.rules import OPTION_NAMES, OPTIONS, Rules
 from allfives_env.episode import EpisodeSpec
-from allfives_env.observation import OBS_SIZES
+from allfives_env.observation import OBS_SIZES, OBS_VERSION
 
 
 class ConfigError(ValueError):
@@ -88,9 +88,9 @@ class NetConfig:
     #: the hidden layers' matrix products in training: "float32", or "bfloat16" (about 3x faster
     #: on CPUs with AVX-512 BF16; weights and exported policies stay float32); scorer policy only
     precision: str = "float32"
-    #: the observation the policy reads: 1, or 2 (version 1 and the lookahead pieces; see
-    #: allfives_env.observation)
-    obs_version: int = 1
+    #: the observation the policy reads: 2 (the environments' default: version 1 and the lookahead
+    #: pieces), or 1 (see allfives_env.observation)
+    obs_version: int = OBS_VERSION
 
 
 @dataclass

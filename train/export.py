@@ -22,7 +22,7 @@ import numpy as np
 
 from allfives_env.engine.rules import Rules
 from allfives_env.engine.tiles import NUM_ACTIONS
-from allfives_env.observation import OBS_VERSION
+from allfives_env.observation import obs_version_of_size
 
 MASKED = -1e9
 
@@ -82,7 +82,7 @@ def export_onnx(model_path, out_path, opset: int = 17) -> dict:
             Rules.from_dict(metadata["rules"])
         except (TypeError, ValueError) as exc:
             raise ExportError(f"{model_path}: the 'rules' in its metadata are not valid rules: {exc}") from None
-    source = {"obs_version": metadata.get("obs_version", OBS_VERSION), "rules": metadata.get("rules"), "source": model_path.name}
+    source = {"obs_version": metadata.get("obs_version", obs_version_of_size(obs_size)), "rules": metadata.get("rules"), "source": model_path.name}
     from allfives_train.network import in_float32
 
     return write_onnx(_actor_module(in_float32(model.policy)), obs_size, source, out_path, opset)

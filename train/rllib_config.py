@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from allfives_env.observation import OBS_SIZES
+from allfives_env.observation import OBS_SIZES, OBS_VERSION
 
 from .config import (
     ConfigError, GameConfig, PoolConfig, _check_agent, _number_or_text, check_game_and_pool, check_run_name, checked_value, from_dict,
@@ -30,7 +30,7 @@ class RLlibNetConfig:
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     activation: str = "tanh"
     #: the observation the policy reads (allfives_env.observation)
-    obs_version: int = 1
+    obs_version: int = OBS_VERSION
 
 
 @dataclass

@@ -4,7 +4,7 @@ The learner's seat is the one RLlib agent (``LEARNER``; every seat it takes, epi
 maps to one shared module); every other seat is played inside the environment by agents drawn from
 the opponent pool, by the same code as the SB3 trainer's (``allfives_train.envs.make_env_fn``), so both
 trainers learn the same game against the same opponents with the same rewards. Observations are
-``{"observations", "action_mask" (float32)}``, the keys of RLlib's ``ActionMaskingTorchRLModule``
+``{"observations", "action_mask" (int8)}``, the keys of RLlib's ``ActionMaskingTorchRLModule``
 (as ``allfives_env.rllib_env``), so a masked-out action is never sampled.
 """
 
@@ -26,7 +26,7 @@ def observation_space(obs_version: int) -> spaces.Dict:
     """The learner's observation: the vector of ``obs_version`` and the legal actions as floats."""
     return spaces.Dict({
         "observations": spaces.Box(-1.0, 1.0, (OBS_SIZES[obs_version],), np.float32),
-        "action_mask": spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32),
+        "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
     })
 
 
@@ -44,7 +44,7 @@ class PoolMultiAgentEnv(MultiAgentEnv):
         self.action_spaces = {LEARNER: spaces.Discrete(NUM_ACTIONS)}
 
     def _observe(self, obs: np.ndarray) -> dict:
-        return {LEARNER: {"observations": obs, "action_mask": self.env.action_masks().astype(np.float32)}}
+        return {LEARNER: {"observations": obs, "action_mask": self.env.action_masks()}}
 
     def reset(self, *, seed=None, options=None):
         obs, _ = self.env.reset(seed=seed, options=options)

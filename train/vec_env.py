@@ -87,7 +87,7 @@ def _worker(remote, parent_remote, fns_wrapper, obs_raw, masks_raw, rows: slice,
     games = None
     try:
         obs = np.frombuffer(obs_raw, np.float32).reshape(-1, *obs_shape)[rows]
-        masks = np.frombuffer(masks_raw, np.bool_).reshape(-1, NUM_ACTIONS)[rows]
+        masks = np.frombuffer(masks_raw, np.int8).reshape(-1, NUM_ACTIONS)[rows]
         games = _Games(fns_wrapper.var, obs, masks, rows.start)
         remote.send(("ok", games.spaces()))
         while True:
@@ -131,7 +131,7 @@ class BatchedVecEnv(VecEnv):
         self._slices = [slice(bounds[g], bounds[g + 1]) for g in range(groups)]
         if self.workers == 0:
             self._obs = np.zeros((n, *obs_shape), np.float32)
-            self._masks = np.zeros((n, NUM_ACTIONS), bool)
+            self._masks = np.zeros((n, NUM_ACTIONS), np.int8)
             self._local = _Games(env_fns, self._obs, self._masks)
             spaces = self._local.spaces()
         else:
@@ -140,7 +140,7 @@ class BatchedVecEnv(VecEnv):
             obs_raw = ctx.RawArray("f", n * int(np.prod(obs_shape)))
             masks_raw = ctx.RawArray("b", n * NUM_ACTIONS)
             self._obs = np.frombuffer(obs_raw, np.float32).reshape(n, *obs_shape)
-            self._masks = np.frombuffer(masks_raw, np.bool_).reshape(n, NUM_ACTIONS)
+            self._masks = np.frombuffer(masks_raw, np.int8).reshape(n, NUM_ACTIONS)
             self._remotes, self._processes = [], []
             for rows in self._slices:
                 remote, work_remote = ctx.Pipe()

@@ -5,14 +5,17 @@ Routes: ``GET /health``, ``GET /schema``, ``GET /openapi.json``, ``POST /move``,
 with ``extra_routes`` (``allfives serve --ui``), the web page's. Every answer, errors included, is a
 JSON object (errors are ``{"error": "..."}``); an unknown path is a 404, a method a path does not
 take a 405, a body without Content-Length a 411, one over ``max_body`` bytes a 413, a
-``Content-Type`` other than JSON a 415. Any unexpected exception becomes a 500 and the server keeps
-serving. One line per request goes to the log (method, path, status, milliseconds) unless ``quiet``.
+``Content-Type`` other than JSON a 415, a body slower than ``body_timeout`` a 408, a ``Host`` that
+does not name this server a 400 (``limits.HostCheck``). Any unexpected exception becomes a 500 and
+the server keeps serving. One line per request goes to the log (method, path, status, milliseconds)
+unless ``quiet``.
 
 The agent runs off the event loop, so a slow search never stalls it: ``/move`` requests in one
-worker thread of their own, in order of arrival, and ``/analyze`` in another (so a long analysis
-does not hold up moves). One worker per kind, not a pool: the agent is called under a lock anyway,
-and threads contending for the GIL made the slowest answers several times slower (p99 123 ms against
-33 ms for 32 concurrent clients, benchmarks/server_load.py).
+worker thread of their own, in order of arrival, and ``/analyze`` on the analysis queue
+(``limits.WorkQueue``: one worker by default, shared with the web page's hints, bounded in all and
+per client), so a long analysis does not hold up moves. One worker, not a pool: the agent is called
+under a lock anyway, and threads contending for the GIL made the slowest answers several times
+slower (p99 123 ms against 33 ms for 32 concurrent clients, benchmarks/server_load.py).
 """
 
 from __future__ import annotations
@@ -33,14 +36,13 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, request_response
 
 from . import schema
+from .limits import HostCheck, Limits, WorkQueue, flag
 from .service import ANALYZE_SECONDS, ANALYZE_WORLDS, ApiError, BotService
 
 MAX_BODY = 64 * 1024
 #: bodies over the limit but under this are read and dropped, so the client sees the 413
 #: instead of a reset connection; larger ones are not read at all
 DRAIN_LIMIT = 1 << 20
-#: seconds a request's body may take to arrive
-BODY_TIMEOUT = 30.0
 #: the methods HTTP defines; any other is answered 501
 KNOWN_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT")
 
@@ -77,12 +79,24 @@ class Log:
 
 
 class Settings:
-    """What every handler may need: the CORS origin, the body limit, the log."""
+    """What every handler may need: the CORS origin, the body limit, the log, the limits, the
+    analysis queue (``/analyze`` and the web page's hints) and the Host check (``None``: none)."""
 
-    def __init__(self, max_body: int, cors: str | None, log: Log) -> None:
+    def __init__(self, max_body: int, cors: str | None, log: Log, limits: Limits | None = None,
+                 hosts: HostCheck | None = None) -> None:
         self.max_body = max_body
         self.cors = cors
         self.log = log
+        self.limits = limits = limits or Limits()
+        self.body_timeout = limits.body_timeout
+        self.hosts = hosts
+        self.analysis = WorkQueue(limits.analysis_workers, limits.analysis_queue, limits.client_analyses, "analysis",
+                                  (f"{flag('analysis_workers')} + {flag('analysis_queue')}", flag("client_analyses")))
+
+
+def client_of(request: Request) -> str:
+    """The client's address (behind a trusted proxy, the one it forwards), which per-client limits count."""
+    return request.client.host if request.client else "-"
 
 
 def json_response(status: int, payload, settings: Settings, method: str, headers: dict | None = None,
@@ -143,16 +157,28 @@ async def read_json_body(request: Request, settings: Settings) -> bytes:
     length = int(text) if len(text) <= 15 else None  # None: too many digits to be worth reading
     if length is None or length > limit:
         if length is not None and length <= DRAIN_LIMIT:
-            async for _ in request.stream():
-                pass
+            await _drain(request, settings.body_timeout)
         raise ApiError(413, f"request body of {text} bytes is over the limit of {limit} bytes")
     if length == 0:
         raise ApiError(400, f"empty body: POST {path} takes a JSON object")
     try:
-        data = await asyncio.wait_for(request.body(), BODY_TIMEOUT)
+        return await asyncio.wait_for(request.body(), settings.body_timeout)
     except asyncio.TimeoutError:
-        raise ApiError(408, f"the body did not arrive within {BODY_TIMEOUT:g} s", {"Connection": "close"}) from None
-    return data
+        raise ApiError(408, f"the body did not arrive within {settings.body_timeout:g} s "
+                            f"({flag('body_timeout')})", {"Connection": "close"}) from None
+
+
+async def _drain(request: Request, timeout: float) -> None:
+    """Read and drop the body for up to ``timeout`` seconds (what is left unread closes the connection)."""
+
+    async def read_all() -> None:
+        async for _ in request.stream():
+            pass
+
+    try:
+        await asyncio.wait_for(read_all(), timeout)
+    except asyncio.TimeoutError:
+        pass
 
 
 class AnyMethod:
@@ -230,6 +256,25 @@ def redact_path(path: str) -> str:
     return _SECRET_SEGMENT.sub(r"\1...", path)
 
 
+class HostGuard:
+    """ASGI middleware: a request whose ``Host`` header does not name this server gets a 400."""
+
+    def __init__(self, app, settings: Settings) -> None:
+        self.app = app
+        self.settings = settings
+
+    async def __call__(self, scope, receive, send) -> None:
+        hosts = self.settings.hosts
+        if scope["type"] == "http" and hosts is not None:
+            request = Request(scope, receive)
+            problem = hosts.refusal(request.headers.get("host"))
+            if problem is not None:
+                response = json_response(400, {"error": problem}, self.settings, request.method, close=_body_pending(request))
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 class RequestLog:
     """ASGI middleware: one log line per answered request (method, path, status, milliseconds)."""
 
@@ -259,7 +304,6 @@ def bot_routes(service: BotService, settings: Settings, analyze_worlds: int, ana
                openapi: Callable[[], dict]) -> list[BaseRoute]:
     """The bot API's routes."""
     mover = ThreadPoolExecutor(1, thread_name_prefix="move")
-    analyzer = ThreadPoolExecutor(1, thread_name_prefix="analyze")
 
     async def health(request, s):
         return 200, service.health(), {}
@@ -276,8 +320,7 @@ def bot_routes(service: BotService, settings: Settings, analyze_worlds: int, ana
 
     async def analyze(request, s):
         data = await read_json_body(request, s)
-        answer = await asyncio.get_running_loop().run_in_executor(
-            analyzer, service.analyze_json, data, analyze_worlds, analyze_seconds)
+        answer = await s.analysis.submit(client_of(request), service.analyze_json, data, analyze_worlds, analyze_seconds)
         return 200, answer, {}
 
     table = {
@@ -312,10 +355,14 @@ def build_app(
     analyze_worlds: int = ANALYZE_WORLDS,
     analyze_seconds: float = ANALYZE_SECONDS,
     extra_routes: Callable[[Settings], tuple[list[BaseRoute], list[str]]] | None = None,
+    limits: Limits | None = None,
+    hosts: HostCheck | None = None,
 ):
     """The ASGI application of the bot server. ``url()`` gives the server's address for the OpenAPI
-    ``servers``; ``extra_routes(settings)`` returns more routes and the paths to name in a 404."""
-    settings = Settings(max_body, cors, Log(quiet, log))
+    ``servers``; ``extra_routes(settings)`` returns more routes and the paths to name in a 404;
+    ``limits`` gives the body timeout and the analysis queue's bounds; ``hosts`` checks each
+    request's Host header (``None``: no check)."""
+    settings = Settings(max_body, cors, Log(quiet, log), limits, hosts)
     cache: dict = {}
 
     def openapi() -> dict:
@@ -339,4 +386,4 @@ def build_app(
         await missing.endpoint(scope, receive, send)
 
     app.router.default = no_route
-    return RequestLog(app, settings.log)
+    return RequestLog(HostGuard(app, settings), settings.log)
