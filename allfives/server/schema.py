@@ -8,7 +8,7 @@ engine and refused with a 422.
 from __future__ import annotations
 
 from allfives_agents.models import available_models
-from allfives_env.engine.rules import OPTIONS, Option
+from allfives_env.engine.schemas import DIALECT, TILE, rules_schema
 from allfives_env.engine.tiles import END_NAMES
 from allfives_env.observation import OBS_SIZES
 
@@ -17,48 +17,11 @@ from .service import PLAYOUTS
 ENDS = ["lead", *END_NAMES]
 
 
-#: the JSON type of each Python type a rules option is given as (``engine.rules.Option.given``)
-JSON_TYPES = {int: "integer", bool: "boolean", str: "string"}
-
-
-def option_types(option: Option) -> list[str]:
-    """The JSON types a rules option takes (``["integer", "string"]`` for a count or a name)."""
-    return [JSON_TYPES[given] for given in getattr(option.given, "__args__", (option.given,))]
-
-
-def _option_schema(option: Option) -> dict:
-    """The JSON Schema of one rules option, from ``engine.rules.OPTIONS``."""
-    parts = []
-    for given, kind in zip(getattr(option.given, "__args__", (option.given,)), option_types(option)):
-        part = {"type": kind}
-        if given is str and option.choices:
-            part["enum"] = list(option.choices)
-        if given is int and option.minimum is not None:
-            part["minimum"] = option.minimum
-        if given is int and option.maximum is not None:
-            part["maximum"] = option.maximum
-        parts.append(part)
-    schema = parts[0] if len(parts) == 1 else {"anyOf": sorted(parts, key=lambda p: p["type"] != "string")}
-    return {**schema, "description": option.help}
-
-
 def _defs() -> dict:
     """Schemas shared by the request, the response and the errors, by name."""
-    tile = {
-        "description": "a tile [a, b], pips 0..6, in either order",
-        "type": "array",
-        "items": {"type": "integer", "minimum": 0, "maximum": 6},
-        "minItems": 2,
-        "maxItems": 2,
-    }
     return {
-        "Tile": tile,
-        "Rules": {
-            "description": "rules options (docs/rules.md); omitted options take their defaults",
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {option.name: _option_schema(option) for option in OPTIONS},
-        },
+        "Tile": TILE,
+        "Rules": rules_schema(),
         "Event": {
             "description": "an event of the current hand in record form (docs/records.md); "
             "other players' draws have \"tile\": null or no tile",
@@ -245,13 +208,51 @@ def _resolve(node, prefix: str):
     return node
 
 
-def request_schema() -> dict:
-    """The JSON Schema (2020-12) of a ``POST /move`` body, self-contained."""
+def _refs(node) -> set[str]:
+    """The names every ``$ref`` in ``node`` points to (``#/$defs/NAME``)."""
+    if isinstance(node, dict):
+        found = {node["$ref"].rsplit("/", 1)[-1]} if isinstance(node.get("$ref"), str) else set()
+        return found.union(*(_refs(v) for k, v in node.items() if k != "$ref"))
+    if isinstance(node, list):
+        return set().union(*(_refs(v) for v in node))
+    return set()
+
+
+def standalone_schema(name: str, schema_id: str) -> dict:
+    """The JSON Schema (2020-12) of the definition ``name``, self-contained: with the definitions it
+    refers to, and those they refer to."""
     defs = _resolve(_defs(), "#/$defs/")
-    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "allfives-move-request"}
-    schema.update(defs.pop("MoveRequest"))
-    schema["$defs"] = {name: defs[name] for name in ("Tile", "Rules", "Event")}
+    schema = {"$schema": DIALECT, "$id": schema_id}
+    schema.update(defs.pop(name))
+    needed, todo = set(), _refs(schema)
+    while todo:
+        ref = todo.pop()
+        needed.add(ref)
+        todo |= _refs(defs[ref]) - needed
+    if needed:
+        schema["$defs"] = {ref: defs[ref] for ref in sorted(needed)}
     return schema
+
+
+def request_schema() -> dict:
+    """The JSON Schema (2020-12) of a ``POST /move`` body, self-contained (``GET /schema``)."""
+    return standalone_schema("MoveRequest", "allfives-move-request")
+
+
+#: the published schema files of the bot server's bodies (docs/schemas/NAME.schema.json): name -> definition
+SERVER_SCHEMAS = {
+    "move-request": "MoveRequest",
+    "move-answer": "MoveResponse",
+    "analyze-request": "AnalyzeRequest",
+    "analyze-answer": "AnalyzeResponse",
+    "health-answer": "Health",
+    "error-answer": "Error",
+}
+
+
+def server_schemas() -> dict[str, dict]:
+    """Every published schema of the server's requests and answers, by file name."""
+    return {name: standalone_schema(definition, f"allfives-{name}") for name, definition in SERVER_SCHEMAS.items()}
 
 
 def openapi(server_url: str | None = None, policy: str | None = None) -> dict:
