@@ -19,8 +19,10 @@ from allfives_env.render import event_text
 
 def positions(game: Game) -> list[tuple[object, str]]:
     """Every position of a finished (replayed) ``game``: ``(view, caption)`` before each placement
-    (``engine.record.replay_positions``) and, last, after the final one."""
-    out = [(view, f"hand {h + 1}: {event_text(event)}") for h, _, view, event in replay_positions(game)]
+    (``engine.record.replay_positions``) and, last, after the final one. A caption says whose move
+    the picture waits for and, as what comes next, the move made from it (the picture is before it)."""
+    out = [(view, f"hand {h + 1}: player {view.seat} to move; next: {event_text(event)}")
+           for h, _, view, event in replay_positions(game)]
     final = game.view(out[-1][0].seat if out else 0)
     end = f"final scores {game.scores}" + (f", side {game.winner} wins" if game.winner is not None else "")
     return out + [(final, end)]

@@ -123,6 +123,9 @@ def main(argv=None) -> int:
     parser.add_argument("--raw", action="store_true", help="unwrapped PettingZoo envs on both sides")
     parser.add_argument("--pure", action="store_true", help="the pure-Python observation encoder, not the C accelerator")
     parser.add_argument("--vector", type=int, default=16, help="games in the vector-env rows (0: skip them)")
+    parser.add_argument("--obs-version", type=int, default=None,
+                        help="the All Fives observation version (default: the environments' default, OBS_VERSION)")
+    parser.add_argument("--info-events", default="array", help="the AEC env's info_events (array, the default, or list)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -134,13 +137,16 @@ def main(argv=None) -> int:
     if args.pure:
         os.environ["ALLFIVES_PURE_PYTHON"] = "1"  # read when allfives_env.observation is first imported
     import allfives_env.aec as aec
-    from allfives_env.observation import ACCELERATED
+    from allfives_env.observation import ACCELERATED, OBS_VERSION
+
+    obs_version = OBS_VERSION if args.obs_version is None else args.obs_version
+    options = dict(num_players=args.players, obs_version=obs_version, info_events=args.info_events)
 
     if args.raw:
-        ours = lambda: aec.raw_env(num_players=args.players)  # noqa: E731
+        ours = lambda: aec.raw_env(**options)  # noqa: E731
         c4 = lambda: connect_four_v3.raw_env()  # noqa: E731
     else:
-        ours = lambda: aec.env(num_players=args.players)  # noqa: E731
+        ours = lambda: aec.env(**options)  # noqa: E731
         c4 = lambda: connect_four_v3.env()  # noqa: E731
     vectors = vector_contestants(args.players, args.vector)
     per_round = args.seconds / args.rounds
@@ -161,7 +167,7 @@ def main(argv=None) -> int:
     kind = "raw" if args.raw else "wrapped"
     encoder = "C encoder" if ACCELERATED else "Python encoder"
     rows = [
-        (f"All Fives AEC ({args.players}p, {kind}, {encoder})", med["allfives"], ""),
+        (f"All Fives AEC ({args.players}p, {kind}, {encoder}, obs v{obs_version}, {args.info_events} events)", med["allfives"], ""),
         (f"PettingZoo connect_four_v3 ({kind})", med["connect_four_v3"], f"   ratio {ratio_c4:.2f}x"),
         ("OpenSpiel python_team_dominoes", med["python_team_dominoes"], f"   ratio {ratio_os:.2f}x"),
     ]
@@ -172,10 +178,11 @@ def main(argv=None) -> int:
             (f"gymnasium SyncVectorEnv ({args.vector} games vs ppo)", med["SyncVectorEnv"], ""),
         ]
     for label, rate, ratio in rows:
-        print(f"{label:<46} {rate:>10,.0f} decisions/s{ratio}")
+        print(f"{label:<72} {rate:>10,.0f} decisions/s{ratio}")
     if args.json:
         print(json.dumps({"decisions_per_s": {k: round(v) for k, v in med.items()}, "ratio_connect_four": round(ratio_c4, 2),
                           "ratio_team_dominoes": round(ratio_os, 2), "wrapped": not args.raw, "players": args.players,
+                          "obs_version": obs_version, "info_events": args.info_events,
                           "accelerated": ACCELERATED,
                           **({"ratio_vector_env": round(ratio_vec, 2), "vector_games": args.vector} if vectors else {})}))
     return 0

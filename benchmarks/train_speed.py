@@ -15,13 +15,18 @@ PettingZoo's SB3 action-masking tutorial pipeline on connect_four_v3, in the sam
 
 Rounds alternate ours, each baseline and the peer, each in a fresh process with the threads the
 recipe sets; the medians and the ratios to the peer are printed (``--json``: one line).
+``--load N`` runs N busy processes beside both contenders (a user's other work on the same cores);
+given more than once, every round measures each load in turn, so quiet and loaded figures come
+from one run.
 
     python benchmarks/train_speed.py --steps 40960 --rounds 3 --baseline 82f1e16 --baseline 0a34e01
+    python benchmarks/train_speed.py --steps 16384 --rounds 3 --load 0 --load 1
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -117,6 +122,21 @@ def run(code: str, *args, root: Path = ROOT) -> float:
     return int(steps) / float(seconds)
 
 
+BUSY = "while True:\n    pass\n"
+
+
+@contextlib.contextmanager
+def busy(n: int):
+    """``n`` CPU-bound processes beside whatever runs inside (the load of a user's other work)."""
+    procs = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=40_000, help="learner steps per contestant and round")
@@ -125,39 +145,58 @@ def main(argv=None) -> dict:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--baseline", metavar="REF", action="append", default=[],
                         help="also train with this git revision (its own configs/ppo_2p.yaml); repeatable")
+    parser.add_argument("--load", metavar="N", type=int, action="append", default=[],
+                        help="run N busy processes beside both contenders; repeatable (--load 0 --load 1: quiet and "
+                             "loaded, interleaved in every round); default 0")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    ours, peer = [], []
-    baselines: dict[str, list[float]] = {ref: [] for ref in args.baseline}
+    loads = args.load or [0]
+    if any(n < 0 for n in loads):
+        parser.error("--load takes 0 or more processes")
+    ours = {n: [] for n in loads}
+    peer = {n: [] for n in loads}
+    baselines = {n: {ref: [] for ref in args.baseline} for n in loads}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="allfives-train-speed-") as folder:
-        trees = {ref: export_revision(ref, Path(folder) / f"baseline{k}") for k, ref in enumerate(baselines)}
+        trees = {ref: export_revision(ref, Path(folder) / f"baseline{k}") for k, ref in enumerate(args.baseline)}
         for r in range(args.rounds):
-            ours.append(run(OURS, args.steps, args.seed + r, Path(folder) / f"run{r}", args.config))
-            for k, (ref, tree) in enumerate(trees.items()):
-                baselines[ref].append(run(OURS, args.steps, args.seed + r, Path(folder) / f"old{k}-{r}", tree / "configs" / "ppo_2p.yaml", root=tree))
-            peer.append(run(PEER, args.steps, args.seed + r))
-            if not args.json:
-                old = "".join(f", {ref} {speeds[-1]:,.0f} steps/s" for ref, speeds in baselines.items())
-                print(f"round {r + 1}: allfives train {ours[-1]:,.0f} steps/s{old}, connect_four tutorial {peer[-1]:,.0f} steps/s")
-    tutorial = statistics.median(peer)
-    report = {
-        "allfives_steps_per_s": round(statistics.median(ours), 1),
-        "connect_four_tutorial_steps_per_s": round(tutorial, 1),
-        "ratio": round(statistics.median(ours) / tutorial, 2),
-        "rounds": args.rounds,
-        "steps": args.steps,
-        "config": Path(args.config).name,
-        "seconds": round(time.perf_counter() - started, 1),
-    }
-    if baselines:
-        report["baselines"] = [{"ref": ref, "steps_per_s": round(statistics.median(speeds), 1),
-                                "ratio": round(statistics.median(speeds) / tutorial, 2)} for ref, speeds in baselines.items()]
+            for n in loads:
+                with busy(n):
+                    ours[n].append(run(OURS, args.steps, args.seed + r, Path(folder) / f"run{n}-{r}", args.config))
+                    for k, (ref, tree) in enumerate(trees.items()):
+                        baselines[n][ref].append(run(OURS, args.steps, args.seed + r, Path(folder) / f"old{k}-{n}-{r}",
+                                                     tree / "configs" / "ppo_2p.yaml", root=tree))
+                    peer[n].append(run(PEER, args.steps, args.seed + r))
+                if not args.json:
+                    old = "".join(f", {ref} {speeds[-1]:,.0f} steps/s" for ref, speeds in baselines[n].items())
+                    print(f"round {r + 1}, load {n}: allfives train {ours[n][-1]:,.0f} steps/s{old}, "
+                          f"connect_four tutorial {peer[n][-1]:,.0f} steps/s", flush=True)
+    report = {"rounds": args.rounds, "steps": args.steps, "config": Path(args.config).name, "loads": []}
+    for n in loads:
+        tutorial = statistics.median(peer[n])
+        row = {
+            "load": n,
+            "allfives_steps_per_s": round(statistics.median(ours[n]), 1),
+            "connect_four_tutorial_steps_per_s": round(tutorial, 1),
+            "ratio": round(statistics.median(ours[n]) / tutorial, 2),
+        }
+        if args.baseline:
+            row["baselines"] = [{"ref": ref, "steps_per_s": round(statistics.median(speeds), 1),
+                                 "ratio": round(statistics.median(speeds) / tutorial, 2)} for ref, speeds in baselines[n].items()]
+        report["loads"].append(row)
+    quiet = next((row for row in report["loads"] if row["load"] == 0), None)
+    for row in report["loads"]:
+        if quiet is not None and row is not quiet:
+            row["kept_of_quiet"] = round(row["allfives_steps_per_s"] / quiet["allfives_steps_per_s"], 2)
+    report["seconds"] = round(time.perf_counter() - started, 1)
     if args.json:
         print(json.dumps(report))
     else:
-        old = "".join(f"; {b['ref']}: {b['steps_per_s']:,} steps/s, ratio {b['ratio']}" for b in report.get("baselines", []))
-        print(f"median: {report['allfives_steps_per_s']:,} vs {report['connect_four_tutorial_steps_per_s']:,} steps/s, ratio {report['ratio']}{old}")
+        for row in report["loads"]:
+            old = "".join(f"; {b['ref']}: {b['steps_per_s']:,} steps/s, ratio {b['ratio']}" for b in row.get("baselines", []))
+            kept = f", {row['kept_of_quiet']:.0%} of quiet" if "kept_of_quiet" in row else ""
+            print(f"load {row['load']}: median {row['allfives_steps_per_s']:,} vs {row['connect_four_tutorial_steps_per_s']:,} "
+                  f"steps/s, ratio {row['ratio']}{kept}{old}")
     return report
 
 

@@ -39,15 +39,19 @@ def test_env_speed_can_measure_the_pure_python_encoder():
 
 
 @pytest.mark.slow
-def test_train_speed_runs_both_pipelines_and_reports_json():
+def test_train_speed_runs_both_pipelines_quiet_and_loaded_and_reports_json():
     result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "train_speed.py"), "--steps", "600", "--rounds", "1", "--json",
-                             "--baseline", "HEAD"], capture_output=True, text=True, timeout=600)
+                             "--baseline", "HEAD", "--load", "0", "--load", "1"], capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["allfives_steps_per_s"] > 0 and report["connect_four_tutorial_steps_per_s"] > 0
-    # the report rounds the ratio to 2 decimals (a tiny run's ratio is about 0.2, where 1% is less than that)
-    assert report["ratio"] == pytest.approx(report["allfives_steps_per_s"] / report["connect_four_tutorial_steps_per_s"], abs=0.0051)
-    assert [b["ref"] for b in report["baselines"]] == ["HEAD"] and all(b["steps_per_s"] > 0 for b in report["baselines"])
+    assert [row["load"] for row in report["loads"]] == [0, 1]
+    for row in report["loads"]:
+        assert row["allfives_steps_per_s"] > 0 and row["connect_four_tutorial_steps_per_s"] > 0
+        # the report rounds the ratio to 2 decimals (a tiny run's ratio is about 0.2, where 1% is less than that)
+        assert row["ratio"] == pytest.approx(row["allfives_steps_per_s"] / row["connect_four_tutorial_steps_per_s"], abs=0.0051)
+        assert [b["ref"] for b in row["baselines"]] == ["HEAD"] and all(b["steps_per_s"] > 0 for b in row["baselines"])
+    loaded = report["loads"][1]
+    assert loaded["kept_of_quiet"] == pytest.approx(loaded["allfives_steps_per_s"] / report["loads"][0]["allfives_steps_per_s"], abs=0.0051)
 
 
 def test_search_time_reports_each_agents_decision_times():

@@ -170,6 +170,9 @@ def test_replay_writes_a_page_that_steps_through_the_game(tmp_path):
     assert page.count("<svg") == placements + 1, "one picture per position, and the end"
     captions = json.loads(page.split("captions = ")[1].split(";\n")[0])
     assert len(captions) == placements + 1 and captions[-1].startswith(f"final scores {game.scores}")
+    # a picture is the position before its move: its caption names the seat to move, then the move
+    first = game.hand_logs[0]
+    assert captions[0] == f"hand 1: player {first.starter} to move; next: player {first.starter} leads " + captions[0].split(" leads ")[1]
     assert "http" not in page.replace("http://www.w3.org/2000/svg", ""), "no network at run time"
     missing = run_cli("replay", records, "--html", tmp_path / "x.html", "--game", "3")
     assert missing.returncode == 2 and "the files hold 2 games" in missing.stderr and not (tmp_path / "x.html").exists()
