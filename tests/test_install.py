@@ -30,8 +30,14 @@ SHIPPED = ["allfives_2p", "allfives_3p", "allfives_4p"]
 # what a source tree copy leaves out: environments, build outputs, caches, runs
 IGNORE = shutil.ignore_patterns(
     ".venv", ".git", "build", "dist", "runs", "out", "*.egg-info", "__pycache__", ".pytest_cache",
-    ".hypothesis", ".grimp_cache", ".import_linter_cache", "*.so", ".ipynb_checkpoints",
+    ".hypothesis", ".grimp_cache", ".import_linter_cache", "*.so", ".ipynb_checkpoints", "node_modules",
 )
+#: the offline page's files that npm ci copies into the checkout (scripts/vendor_web.mjs): a wheel
+#: built after it must carry them
+VENDOR = [f"allfives/web/static/vendor/{name}" for name in (
+    "ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm",
+    "models/allfives_2p.onnx", "models/allfives_3p.onnx", "models/allfives_4p.onnx")]
+REQUIRE_NODE = os.environ.get("ALLFIVES_REQUIRE_NODE", "") not in ("", "0")
 
 
 def test_models_are_found_by_name_in_the_checkout():
@@ -137,7 +143,9 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path):
         names = {Path(n).relative_to(Path(n).parts[0]).as_posix() for n in tar.getnames() if len(Path(n).parts) > 1}
     for name in SHIPPED:
         assert {f"models/{name}.zip", f"models/{name}.onnx", f"models/{name}.json"} <= names
-    page = {f"allfives/web/static/{name}" for name in ("index.html", "app.js", "style.css")}
+    page = {f"allfives/web/static/{name}" for name in ("index.html", "app.js", "style.css", "allfives.js", "offline.html", "offline.js")}
+    if REQUIRE_NODE or all((ROOT / name).is_file() for name in VENDOR):  # after npm ci (make install)
+        page |= set(VENDOR)
     assert page <= names
     with zipfile.ZipFile(wheel) as whl:
         listed = set(whl.namelist())

@@ -130,3 +130,81 @@ def test_an_agent_that_fails_on_ray_stops_the_tournament_with_its_own_message(tm
     with pytest.raises(TournamentError) as on_ray:
         run_tournament(["random", f"ppo:{bad}"], games=2, ray="local", workers=2)
     assert str(on_ray.value) == str(local.value) and "not a readable policy file" in str(on_ray.value)
+
+
+# a lost node, worker or driver: one line, and --resume goes on ------------------------------------------------
+
+
+def _driver_that_dies(sender, schedule, specs, tasks, address, workers, keep_records, registry):
+    """A Ray driver whose node dies after 3 games: Ray ends such a driver with exit status 1 and no
+    exception (seen when Ray's dashboard agent is killed: the raylet shares its fate)."""
+    from allfives_agents.tournament.games import Runner
+
+    runner = Runner(schedule, specs, keep_records)
+    for task in tasks[:3]:
+        sender.send(("game", runner.play(task)))
+    os._exit(1)
+
+
+def test_a_ray_driver_that_dies_is_one_error_line_and_resume_goes_on(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("ray")
+    from allfives.cli.main import main as cli_main
+    from allfives_agents.tournament import on_ray
+
+    monkeypatch.setattr(on_ray, "_drive", _driver_that_dies)
+    common = ["tournament", "--agents", "random,greedy", "--games", "8", "--seed", "3", "--target", "60"]
+    out, local = tmp_path / "out", tmp_path / "local"
+    assert cli_main([*common, "--out", str(out), "--ray"]) == 2
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("error: the Ray driver stopped (exit status 1) after 3 of 8 games") and "Traceback" not in err
+    assert f"the games played are kept in {out / 'games.jsonl'}: the same command with --resume" in last
+    assert len((out / "games.jsonl").read_text().splitlines()) == 3
+
+    assert cli_main([*common, "--out", str(out), "--resume"]) == 0
+    assert cli_main([*common, "--out", str(local)]) == 0
+    a, b = (json.loads((d / "results.json").read_text()) for d in (out, local))
+    assert a["config"].pop("resumed_games") == 3 and b["config"].pop("resumed_games") == 0
+    assert without_timings(a) == without_timings(b)
+    assert (out / "games.jsonl").read_text() == (local / "games.jsonl").read_text()
+
+
+class FakeRay:
+    """What the driver asks of ray, with Ray's own exceptions: ``wait`` (and ``cancel``, as a Ray that
+    is gone does) raises ``error``."""
+
+    def __init__(self, error) -> None:
+        import ray
+
+        self.exceptions, self.error, self.shut = ray.exceptions, error, False
+
+    def put(self, value):
+        return value
+
+    def remote(self, **options):
+        return lambda function: type("Remote", (), {"remote": staticmethod(lambda *args: object())})
+
+    def wait(self, refs, num_returns):
+        raise self.error
+
+    def cancel(self, ref, force):
+        raise self.error
+
+    def shutdown(self):
+        self.shut = True
+
+
+@pytest.mark.parametrize("name", ["NodeDiedError", "WorkerCrashedError", "LocalRayletDiedError", "RaySystemError", "ObjectLostError", "RayError"])
+def test_ray_errors_of_a_lost_node_or_worker_are_one_line(monkeypatch, name):
+    ray = pytest.importorskip("ray")
+    from allfives_agents import AgentSpec
+    from allfives_agents.tournament import cluster, on_ray
+
+    make = {"NodeDiedError": lambda c: c("The node died.\nsee raylet.out"), "RaySystemError": lambda c: c("System error: raylet gone"),
+            "ObjectLostError": lambda c: c("00ff", None, "here")}.get(name, lambda c: c("lost\nmore"))
+    fake = FakeRay(make(getattr(ray.exceptions, name)))
+    monkeypatch.setattr(cluster, "connect", lambda *args, **kwargs: (fake, True))
+    with pytest.raises(on_ray.RayLost) as info:
+        on_ray._play(None, [AgentSpec.parse("random")], [(0, g) for g in range(4)], "local", 2, False, list)
+    assert str(info.value).startswith(f"Ray failed under the tournament ({name}: ") and "\n" not in str(info.value)
+    assert fake.shut, "the Ray it started is shut down"

@@ -17,29 +17,30 @@ pytestmark = pytest.mark.usefixtures("one_ray_at_a_time")
 
 @pytest.mark.slow
 def test_train_resume_export_and_play_the_rllib_policy(tmp_path):
+    """With a relative --run-dir, as docs/cli.md writes it (Ray reads a relative path as a URI)."""
     pytest.importorskip("ray.rllib")
     from allfives_agents.nets.onnx_agent import OnnxAgent
     from allfives_agents.tournament import play_game
     from allfives_env.engine import Rules
     from allfives_train.rllib_export import check_rllib_parity, rllib_checkpoint
 
-    run = tmp_path / "run"
-    first = run_cli("train", "--config", TINY, "--run-dir", run, "--no-progress", timeout=600)
+    relative, run = "runs/rllib_tiny", tmp_path / "runs" / "rllib_tiny"
+    first = run_cli("train", "--config", TINY, "--run-dir", relative, "--no-progress", cwd=tmp_path, timeout=600)
     assert first.returncode == 0, first.stderr[-3000:]
     card = json.loads((run / "card.json").read_text())
     assert card["trainer"] == "rllib" and card["steps"] >= 400 and (run / "final.onnx").is_file()
     assert [r["opponent"] for r in card["final_evaluation"]] == ["random", "greedy"]
 
-    resumed = run_cli("train", "--run-dir", run, "--resume", "total_steps=800", "--no-progress", timeout=600)
+    resumed = run_cli("train", "--run-dir", relative, "--resume", "total_steps=800", "--no-progress", cwd=tmp_path, timeout=600)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert f"resuming {run} from step {card['steps']}" in resumed.stdout
+    assert f"resuming {relative} from step {card['steps']}" in resumed.stdout
     assert json.loads((run / "card.json").read_text())["steps"] >= 800
     snapshots = json.loads((run / "checkpoints" / "latest.json").read_text())["pool"]["snapshots"]
     assert [Path(p).name for p in snapshots] == ["snap_0000000600.onnx", "snap_0000000800.onnx"]
     assert sorted(p.name for p in (run / "pool").iterdir()) == ["snap_0000000600.onnx", "snap_0000000800.onnx"]
 
     out = tmp_path / "policy.onnx"
-    export = run_cli("export", run, "--out", out, "--check", "300", "--json", timeout=300)
+    export = run_cli("export", relative, "--out", out, "--check", "300", "--json", cwd=tmp_path, timeout=300)
     assert export.returncode == 0, export.stderr[-3000:]
     parity = json.loads(export.stdout.strip().splitlines()[-1])
     assert parity["max_abs_diff"] < 1e-4 and parity["same_action"] == 1.0 and parity["all_legal"]

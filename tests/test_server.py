@@ -13,9 +13,11 @@ import json
 import random
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -29,8 +31,10 @@ from allfives_env.engine import DRAW, Game, Rules
 from allfives_env.engine.events import event_to_dict, public_event
 from allfives_env.engine.tiles import TILES, mask_tiles
 from allfives_env.engine.position import view_from_history
+from allfives_env.observation import OBS_VERSION
 from allfives.server import ApiError, BotService, make_server, resolve_policy_spec
 from allfives.server.httpd import MAX_BODY
+from allfives.server.limits import HostCheck, Limits
 from allfives.server.schema import openapi, request_schema
 from helpers import run_cli
 
@@ -174,7 +178,7 @@ def must_draw_request() -> dict:
 def test_health_names_the_policy_and_its_rules(onnx_server, expert_server):
     status, body, _ = call(onnx_server, "/health")
     assert status == 200
-    assert body["status"] == "ok" and body["obs_version"] == 1 and body["policy"].startswith("onnx:")
+    assert body["status"] == "ok" and body["obs_version"] == OBS_VERSION and body["policy"].startswith("onnx:")
     assert body["rules"] == TRAINED.to_dict()
     status, body, _ = call(expert_server, "/health")
     assert status == 200 and body["policy"] == "expert" and body["rules"] is None
@@ -190,7 +194,7 @@ def test_onnx_policy_answers_legal_moves_in_real_2p_games(onnx_server, policy_fi
         status, body, _ = call(onnx_server, "/move", request_of(game, seat, explain=explain, rules=i % 3 != 0))
         assert status == 200, body
         legal = game.legal_actions()
-        assert body["action"] in legal and body["obs_version"] == 1
+        assert body["action"] in legal and body["obs_version"] == OBS_VERSION  # the tiny config trains the default
         assert body["action"] == direct.act(game.view(seat))  # the rebuilt view decides like the real one
         view = game.view(seat)
         assert body["tile"] == list(TILES[body["action"] >> 2]) and body["points"] == view.points_of(body["action"])
@@ -551,8 +555,6 @@ def test_a_body_that_is_not_json_by_its_content_type_is_415(expert_server):
 def test_requests_the_http_parser_refuses_get_json_errors_too(expert_server):
     """A request line or framing that h11 cannot parse never reaches the application: the server's
     protocol answers it, in JSON as well, and closes the connection."""
-    import socket
-
     host, port = expert_server.server_address[:2]
     for raw in (b"GARBAGE\r\n\r\n", b"POST /move HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"):
         with socket.create_connection((host, port), timeout=10) as sock:
@@ -564,24 +566,6 @@ def test_requests_the_http_parser_refuses_get_json_errors_too(expert_server):
         assert head.startswith(b"HTTP/1.1 400") and b"application/json" in head
         assert json.loads(body)["error"].startswith("malformed HTTP request: ")
     assert call(expert_server, "/health")[0] == 200
-
-
-def test_a_body_that_does_not_arrive_in_time_is_408(monkeypatch):
-    import socket
-
-    import allfives.server.asgi as asgi
-
-    monkeypatch.setattr(asgi, "BODY_TIMEOUT", 0.3)
-    with running("greedy") as server:
-        host, port = server.server_address[:2]
-        with socket.create_connection((host, port), timeout=10) as sock:
-            sock.sendall(b"POST /move HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{\"se")
-            answer = b""
-            while chunk := sock.recv(4096):
-                answer += chunk
-        head, _, body = answer.partition(b"\r\n\r\n")
-        assert head.startswith(b"HTTP/1.1 408") and b"connection: close" in head.lower()
-        assert json.loads(body) == {"error": "the body did not arrive within 0.3 s"}
 
 
 def test_a_named_bot_serves_each_game_with_its_setting_and_refuses_another():
@@ -616,3 +600,210 @@ def test_the_request_log_escapes_what_could_forge_a_line_or_colour_a_terminal():
     assert any("/nope\\r\\nPOST /api/games/forged 200 1.0 ms 404" in line for line in lines), lines
     assert any("/x\\x1b[31mred\\x00\\xe9 404" in line for line in lines), lines
     assert log_text("a\\b\n") == "a\\\\b\\n"
+
+
+# -- limits: slow clients, connection caps, the Host header --------------------------------
+
+#: seconds within which a timed-out connection must be closed (the timeouts below are 1 s; the
+#: machine running the tests may be loaded)
+CLOSED_WITHIN = 8.0
+
+
+def connect(server, source: str = "127.0.0.1") -> socket.socket:
+    """A raw connection to ``server`` from the loopback address ``source`` (``127.0.0.2`` is another
+    client: Linux routes all of 127.0.0.0/8 to this machine)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.bind((source, 0))
+    except OSError:
+        sock.close()
+        pytest.skip(f"cannot send from {source} on this system")
+    sock.settimeout(CLOSED_WITHIN + 5)
+    sock.connect(server.server_address[:2])
+    return sock
+
+
+def until_closed(sock: socket.socket) -> tuple[bytes, float]:
+    """What the server sends until it closes the connection, and after how many seconds."""
+    start, data = time.monotonic(), b""
+    try:
+        while chunk := sock.recv(4096):
+            data += chunk
+    except ConnectionResetError:
+        pass
+    return data, time.monotonic() - start
+
+
+def answer_of(data: bytes) -> tuple[int, dict]:
+    """The status and the JSON body of one raw answer."""
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+def trickle(sock: socket.socket, data: bytes, every: float = 0.2) -> threading.Thread:
+    """Send ``data`` a byte at a time (a slow client) in a thread, until done or refused."""
+
+    def send() -> None:
+        for i in range(len(data)):
+            try:
+                sock.send(data[i:i + 1])
+            except OSError:
+                return
+            time.sleep(every)
+
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_headers_that_trickle_in_get_a_408_and_a_silent_connection_is_closed():
+    with running("greedy", limits=Limits(header_timeout=1, idle_timeout=60)) as server:
+        slow, silent = connect(server), connect(server)
+        with slow, silent:
+            # a byte every 0.2 s: the headers would take 7 s, and each byte must not restart the clock
+            sender = trickle(slow, b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            data, seconds = until_closed(slow)
+            status, body = answer_of(data)
+            assert status == 408 and body["error"] == "the request line and headers did not arrive within 1 s (--header-timeout)"
+            assert seconds < CLOSED_WITHIN
+            data, seconds = until_closed(silent)  # not a byte sent: closed without an answer
+            assert data == b"" and seconds < CLOSED_WITHIN
+            sender.join(10)
+        assert call(server, "/health")[0] == 200
+
+
+def test_bodies_that_trickle_in_get_a_408_or_413_in_time():
+    head = "POST /move HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n"
+    with running("greedy", limits=Limits(body_timeout=1)) as server:
+        with connect(server) as short:
+            short.sendall(head.format(10).encode() + b'{"se')
+            data, seconds = until_closed(short)
+            status, body = answer_of(data)
+            assert status == 408 and body["error"] == "the body did not arrive within 1 s (--body-timeout)"
+            assert b"connection: close" in data.lower() and seconds < CLOSED_WITHIN
+        with connect(server) as large:  # over the limit: read (to answer it) for at most the body timeout
+            large.sendall(head.format(200_000).encode() + b" " * 1000)
+            sender = trickle(large, b" " * 100)
+            data, seconds = until_closed(large)
+            status, body = answer_of(data)
+            assert status == 413 and "200000 bytes is over the limit of 65536" in body["error"]
+            assert seconds < CLOSED_WITHIN
+            sender.join(30)
+        assert call(server, "/health")[0] == 200
+
+
+def test_a_kept_alive_connection_is_closed_after_the_idle_timeout():
+    with running("greedy", limits=Limits(idle_timeout=1)) as server:
+        with connect(server) as sock:
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            data, seconds = until_closed(sock)
+        assert data.startswith(b"HTTP/1.1 200") and b"connection: close" not in data.lower()
+        assert seconds < CLOSED_WITHIN
+
+
+def served(sock: socket.socket) -> bool:
+    """Whether a ``GET /health`` on this kept-alive connection gets a 200."""
+    sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    return sock.recv(4096).startswith(b"HTTP/1.1 200")
+
+
+def test_a_connection_over_its_clients_cap_gets_a_429_as_it_opens():
+    with running("greedy", limits=Limits(max_client_connections=2)) as server:
+        first, second = connect(server), connect(server)
+        assert served(first) and served(second)  # kept alive: both still count
+        with connect(server) as third:
+            status, body = answer_of(until_closed(third)[0])
+        assert status == 429 and body["error"].startswith("client 127.0.0.1 holds 2 open connections, the limit per client")
+        with connect(server, "127.0.0.2") as other:  # another client still gets in
+            assert served(other)
+        first.close()
+        second.close()
+        deadline = time.monotonic() + CLOSED_WITHIN
+        while True:  # the server sees the closes soon after
+            with connect(server) as again:
+                if served(again):
+                    break
+            assert time.monotonic() < deadline, "the closed connections were never released"
+            time.sleep(0.1)
+
+
+def test_at_the_total_cap_a_new_connection_replaces_the_longest_waiting_one():
+    gate = threading.Event()
+    agent = FunctionAgent(lambda view: gate.wait(60) and view.legal_actions[0], name="slow")
+    _, req = base_request()
+    data = json.dumps(req).encode()
+    move = (f"POST /move HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(data)}\r\n\r\n").encode() + data
+    with running(BotService(agent), limits=Limits(max_connections=2)) as server:
+        idle = connect(server)
+        assert served(idle)  # then waits for its next request
+        slow = connect(server, "127.0.0.2")
+        slow.sendall(b"GET /health HTTP/1.1\r\n")  # a head that never ends
+        with idle, slow:
+            busy = connect(server, "127.0.0.3")
+            assert served(busy)  # in the place of the longest waiting: the idle one
+            assert until_closed(idle)[0] == b""
+            other = connect(server, "127.0.0.4")  # in the place of the slow one
+            assert until_closed(slow)[0] == b""
+            with busy, other:
+                busy.sendall(move)
+                other.sendall(move)
+                deadline = time.monotonic() + 30  # until both have a request being answered (the agent waits for the gate)
+                while any(c.waiting_since() is not None for c in list(server.caps.members)):
+                    assert time.monotonic() < deadline
+                    time.sleep(0.02)
+                with connect(server, "127.0.0.5") as refused:
+                    status, body = answer_of(until_closed(refused)[0])
+                assert status == 503 and "limit of 2 open connections (--max-connections), each with a request being answered" in body["error"]
+                gate.set()
+                assert busy.recv(4096).startswith(b"HTTP/1.1 200") and other.recv(4096).startswith(b"HTTP/1.1 200")
+
+
+def host_call(server, host: str, method: str = "GET", path: str = "/health", body: bytes | None = None):
+    """``(status, JSON body)`` of a request with this Host header."""
+    conn = http.client.HTTPConnection(*server.server_address[:2], timeout=10)
+    try:
+        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        conn.putheader("Host", host)
+        if body is not None:
+            conn.putheader("Content-Type", "application/json")
+            conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body)
+        resp = conn.getresponse()
+        return resp.status, json.loads(resp.read())
+    finally:
+        conn.close()
+
+
+def test_the_host_header_must_name_this_server():
+    _, req = base_request()
+    with running("greedy") as server:
+        port = server.server_address[1]
+        for good in (f"127.0.0.1:{port}", f"localhost:{port}", "LOCALHOST", f"[::1]:{port}", "127.0.0.1"):
+            assert host_call(server, good)[0] == 200, good
+        status, body = host_call(server, f"attacker.example:{port}")
+        assert status == 400 and body["error"].startswith(f"Host 'attacker.example:{port}' is not a name of this server")
+        assert "--allowed-hosts" in body["error"] and "DNS rebinding" in body["error"]
+        status, body = host_call(server, "attacker.example", "POST", "/move", json.dumps(req).encode())
+        assert status == 400 and "not a name of this server" in body["error"]  # nothing reaches the agent
+        for bad in ("a b", "x:y", "[::1"):
+            status, body = host_call(server, bad)
+            assert status == 400 and body["error"].startswith("invalid Host header"), bad
+    with running("greedy", allowed_hosts=["bots.example", "*.lan"]) as server:
+        assert host_call(server, "bots.example:443")[0] == 200
+        assert host_call(server, "box.lan")[0] == 200
+        assert host_call(server, "other.example")[0] == 400
+    with running("greedy", allowed_hosts="*") as server:
+        assert host_call(server, "anything.example")[0] == 200
+    everywhere = HostCheck("0.0.0.0")  # bound to every interface: any address, never a stranger's name
+    assert everywhere.refusal("192.168.1.9:8000") is None and everywhere.refusal("[fe80::1]") is None
+    assert "not a name of this server" in everywhere.refusal("rebind.attacker.example")
+
+
+def test_the_limit_flags_are_checked_by_name():
+    for args, message in [(("--header-timeout", "0"), "--header-timeout must be in (0, 3600] seconds, got 0"),
+                          (("--max-client-connections", "0"), "--max-client-connections must be at least 1"),
+                          (("--behind-proxy", "proxy.example"), "--behind-proxy: not an IP address or network"),
+                          (("--allowed-hosts", "bots.example,a b"), "--allowed-hosts: 'a b': it is not a host name")]:
+        out = run_cli("serve", "--policy", "greedy", *args, cwd=ROOT, timeout=60)
+        assert out.returncode == 2 and message in out.stderr, (args, out.stderr)

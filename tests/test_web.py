@@ -2,6 +2,7 @@
 record ``allfives replay`` accepts, sessions (ids, cap, expiry, one request at a time), clear 4xx
 errors, the page's files, and ``allfives serve --ui`` from the command line."""
 
+import http.client
 import io
 import json
 import random
@@ -10,12 +11,15 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+from allfives.server.limits import Limits
+from allfives.web.game import WebGame
 from allfives.web.store import GameStore
 from allfives_env.engine.record import replay_record
 from helpers import run_cli
@@ -224,7 +228,8 @@ def test_cli_serves_the_page_and_checks_its_flags():
             proc.kill()
     assert proc.returncode == 0 and "GET / 200" in err and "stopped" in err
     for args, message in [((), "--policy is required (or --ui"), (("--ui", "--ui-games", "0"), "--ui-games must be at least 1"),
-                          (("--policy", "greedy", "--ui-idle", "5"), "--ui-games and --ui-idle go with --ui"),
+                          (("--policy", "greedy", "--ui-idle", "5"), "--ui-games, --ui-client-games and --ui-idle go with --ui"),
+                          (("--ui", "--ui-client-games", "0"), "--ui-client-games must be at least 1"),
                           (("--ui", "--ui-idle", "0"), "--ui-idle must be more than 0")]:
         out = run_cli("serve", *args, cwd=ROOT, timeout=60)
         assert out.returncode == 2 and message in out.stderr, (args, out.stderr)
@@ -254,3 +259,121 @@ def test_a_post_without_the_json_type_is_refused_so_other_sites_cannot_drive_gam
             except urllib.error.HTTPError as exc:
                 assert exc.code == 415 and "Content-Type must be application/json" in json.loads(exc.read())["error"]
         assert len(store) == 1
+
+
+# -- limits per client and in all -------------------------------------------------------------
+
+CHEAP_GAME = {"rules": {"num_players": 2}, "bots": [None, "greedy"], "hint": "greedy"}
+
+
+def call_from(server, source: str, method: str, path: str, body=None, headers=None):
+    """``(status, JSON body, headers)`` of a request sent from the loopback address ``source``
+    (another client: Linux routes all of 127.0.0.0/8 to this machine)."""
+    conn = http.client.HTTPConnection(*server.server_address[:2], timeout=60, source_address=(source, 0))
+    data = None if body is None else json.dumps(body).encode()
+    try:
+        conn.request(method, path, data, {"Content-Type": "application/json", **(headers or {})} if method == "POST" else {})
+    except OSError:
+        pytest.skip(f"cannot send from {source} on this system")
+    try:
+        resp = conn.getresponse()
+        text = resp.read()
+        return resp.status, json.loads(text) if text else None, resp.headers
+    finally:
+        conn.close()
+
+
+def test_a_client_holds_at_most_its_cap_of_games():
+    store = GameStore(max_games=10, max_client_games=2)
+    with web_server(store) as (server, _):
+        ids = [call(server, "POST", "/api/games", dict(CHEAP_GAME, seed=i))[1]["id"] for i in range(2)]
+        status, body, _ = call(server, "POST", "/api/games", CHEAP_GAME)
+        assert status == 429 and body["error"].startswith("client 127.0.0.1 holds 2 live games, the limit per client (--ui-client-games 2)")
+        assert call_from(server, "127.0.0.2", "POST", "/api/games", CHEAP_GAME)[0] == 201  # another client
+        assert call(server, "DELETE", f"/api/games/{ids[0]}")[0] == 204
+        assert call(server, "POST", "/api/games", CHEAP_GAME)[0] == 201
+        assert len(store) == 3
+
+
+def test_behind_a_proxy_the_forwarded_address_is_the_client():
+    store = GameStore(max_games=10, max_client_games=1)
+    with web_server(store, behind_proxy="127.0.0.1") as (server, _):
+        for forwarded in ("10.0.0.1", "10.0.0.2"):
+            status, _, _ = call(server, "POST", "/api/games", CHEAP_GAME, headers={"X-Forwarded-For": forwarded})
+            assert status == 201
+        status, body, _ = call(server, "POST", "/api/games", CHEAP_GAME, headers={"X-Forwarded-For": "10.0.0.1"})
+        assert status == 429 and "client 10.0.0.1 holds 1 live games" in body["error"]
+
+
+@pytest.fixture
+def blocked_hints(monkeypatch):
+    """Hints that wait until ``gate`` is set (all set free at the end); ``started`` counts those running."""
+    gate, started = threading.Event(), threading.Semaphore(0)
+
+    def hint(self, max_worlds, max_seconds):
+        started.release()
+        gate.wait(60)
+        return {"bot": self.hint_bot.id}
+
+    monkeypatch.setattr(WebGame, "hint", hint)
+    yield gate, started
+    gate.set()
+
+
+def wait_until(condition, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.02)
+
+
+def test_hints_over_the_per_client_or_total_bound_get_429_or_503(blocked_hints):
+    gate, started = blocked_hints
+    limits = Limits(analysis_workers=1, analysis_queue=2, client_analyses=2)
+    with web_server(GameStore(max_client_games=10), limits=limits) as (server, _):
+        ids = [call(server, "POST", "/api/games", dict(CHEAP_GAME, seed=i))[1]["id"] for i in range(4)]
+        analysis = server.app.settings.analysis
+        results = []
+        threads = [threading.Thread(target=lambda g=g: results.append(call(server, "POST", f"/api/games/{g}/hint")[0]))
+                   for g in ids[:2]]
+        for t in threads:
+            t.start()
+        wait_until(lambda: analysis.held == 2)  # one running, one waiting: this client's two
+        status, body, headers = call(server, "POST", f"/api/games/{ids[2]}/hint")
+        assert status == 429 and headers["Retry-After"] == "1"
+        assert "2 analyses running or waiting, the limit per client (--client-analyses)" in body["error"]
+        assert call(server, "GET", f"/api/games/{ids[2]}")[0] == 200  # the refused hint gave its game back
+        other = threading.Thread(target=lambda: results.append(call_from(server, "127.0.0.2", "POST", f"/api/games/{ids[2]}/hint")[0]))
+        other.start()
+        wait_until(lambda: analysis.held == 3)  # the queue is full: 1 worker + 2 waiting
+        status, body, headers = call_from(server, "127.0.0.3", "POST", f"/api/games/{ids[3]}/hint")
+        assert status == 503 and headers["Retry-After"] == "2"
+        assert "3 analyses are running or waiting, its limit (--analysis-workers + --analysis-queue)" in body["error"]
+        gate.set()
+        for t in threads + [other]:
+            t.join(60)
+        assert results == [200, 200, 200]
+        assert analysis.held == 0
+
+
+def test_health_and_game_state_answer_at_once_while_hints_fill_the_queue(blocked_hints):
+    """45 hints at once: more than Starlette's 40 threads, which the hints filled before."""
+    gate, started = blocked_hints
+    limits = Limits(analysis_workers=1, analysis_queue=64, client_analyses=64)
+    with web_server(GameStore(max_client_games=64), limits=limits) as (server, _):
+        ids = [call(server, "POST", "/api/games", dict(CHEAP_GAME, seed=i))[1]["id"] for i in range(46)]
+        results = []
+        threads = [threading.Thread(target=lambda g=g: results.append(call(server, "POST", f"/api/games/{g}/hint")[0]))
+                   for g in ids[:45]]
+        for t in threads:
+            t.start()
+        assert started.acquire(timeout=30)
+        wait_until(lambda: server.app.settings.analysis.held == 45)
+        for path in ("/health", f"/api/games/{ids[45]}", "/api/options"):
+            start = time.monotonic()
+            assert call(server, "GET", path)[0] == 200
+            assert time.monotonic() - start < 5.0, path  # well under a millisecond's work; generous for a loaded machine
+        gate.set()
+        for t in threads:
+            t.join(60)
+        assert results == [200] * 45

@@ -11,7 +11,8 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from allfives_agents.nets.policy import METADATA_NAME, NumpyPolicy, PPOAgent
 
-from .checkpoint import atomic_write, save_checkpoint
+from . import history
+from .checkpoint import atomic_write
 from .evaluate import evaluate
 from .pool import OpponentPool
 
@@ -77,7 +78,8 @@ class SelfPlayCallback(_Every):
 
 
 class EvalCallback(_Every):
-    """Evaluates against the baselines, logs win rates and score differences, keeps ``best.zip``."""
+    """Evaluates against the baselines, logs win rates and score differences, appends a row to
+    ``evals.jsonl`` and keeps a new best model for ``best.zip`` (train/history.py)."""
 
     def __init__(self, config, rules, run_dir: Path, metadata: dict, tracker: dict) -> None:
         super().__init__(config.eval.every)
@@ -97,26 +99,25 @@ class EvalCallback(_Every):
             self.logger.record(f"eval/score_diff_vs_{row['opponent']}", row["mean_score_diff"])
         score = next(r["a_win_rate"] for r in rows if r["opponent"] == cfg.best_against)
         entry = {"steps": self.num_timesteps, "results": {r["opponent"]: {k: r[k] for k in ("games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff")} for r in rows}}
-        with open(self.run_dir / "evals.jsonl", "a", encoding="utf-8") as f:
-            f.write(json.dumps(entry) + "\n")
+        history.append_row(self.run_dir, entry)
         if score > self.tracker["best"]:
             self.tracker["best"] = score
             self.tracker["best_steps"] = self.num_timesteps
-            save_model(self.model, self.run_dir / "best.zip", dict(self.metadata, steps=self.num_timesteps, best_win_rate=score, best_against=cfg.best_against))
+            save_model(self.model, history.pending_best(self.run_dir), dict(self.metadata, steps=self.num_timesteps, best_win_rate=score, best_against=cfg.best_against))
         self.logger.record(f"eval/best_win_rate_vs_{cfg.best_against}", self.tracker["best"])
         self.logger.dump(self.num_timesteps)
+        self.tracker["last_eval"] = f"{score:.1%} vs {cfg.best_against} at step {self.num_timesteps:,}"
 
 
 class CheckpointCallback(_Every):
     """Saves a checkpoint (model, optimizer, pool, RNG, step) every ``every`` steps."""
 
-    def __init__(self, run_dir: Path, every: int, state) -> None:
+    def __init__(self, every: int, save) -> None:
         super().__init__(every)
-        self.run_dir = run_dir
-        self.state = state  # a function returning the extra state to save
+        self.save = save  # a function that saves the run's checkpoint
 
     def fire(self) -> None:
-        save_checkpoint(self.run_dir, self.model, self.state())
+        self.save()
 
 
 class ThreadsCallback(BaseCallback):

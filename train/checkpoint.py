@@ -10,7 +10,9 @@ A checkpoint is three files in ``RUN/checkpoints/``:
 
 ``latest.json`` names the newest three and is replaced last, so a run killed while writing still
 resumes from the previous complete checkpoint. Every file is written to a temporary name, flushed
-to disk, then renamed; the newest ``keep`` checkpoints are kept.
+to disk, then renamed, the state last of the three; the newest ``keep`` checkpoints are kept. A run
+killed while writing its first ``latest.json`` resumes from the newest checkpoint whose three files
+are all there (``resume_point``). The step latest.json gives, the state's and the model's must agree.
 
 Reading never runs code from the files: the state is JSON, the arrays come from ``.npz`` without
 pickles, ``torch.load`` (inside SB3) runs with ``weights_only=True``, and every object SB3 would
@@ -27,6 +29,7 @@ import json
 import math
 import os
 import random
+import re
 import zipfile
 from collections import deque
 from pathlib import Path
@@ -61,6 +64,8 @@ class Checkpoint(NamedTuple):
     state: Path
     rng: Path
     steps: int
+    #: the latest.json that names it; ``None`` for one found on disk without it (its step from its names)
+    index: Path | None = None
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -243,7 +248,27 @@ def latest_checkpoint(run_dir) -> Checkpoint:
         if not path.is_file():
             raise CheckpointError(f"checkpoint file missing: {path} (named by {pointer})")
         paths[key] = path
-    return Checkpoint(paths["model"], paths["state"], paths["rng"], steps)
+    return Checkpoint(paths["model"], paths["state"], paths["rng"], steps, pointer)
+
+
+def resume_point(run_dir) -> Checkpoint | None:
+    """The checkpoint a resume continues from: the one latest.json names or, without latest.json (a
+    run stopped while it wrote its first), the newest complete one on disk; ``None`` if there is none."""
+    directory = Path(run_dir) / CHECKPOINT_DIR
+    if (directory / LATEST).exists():
+        return latest_checkpoint(run_dir)
+    return newest_complete(directory)
+
+
+def newest_complete(directory: Path) -> Checkpoint | None:
+    """The newest checkpoint in ``directory`` whose three files are all there (each is written whole
+    or not at all, the state last); its step is the one of its names."""
+    for state in sorted(directory.glob("step_*" + SUFFIXES["state"]), reverse=True):
+        stem = state.name[: -len(SUFFIXES["state"])]
+        model, rng = directory / f"{stem}{SUFFIXES['model']}", directory / f"{stem}{SUFFIXES['rng']}"
+        if re.fullmatch(r"step_\d{10}", stem) and model.is_file() and rng.is_file():
+            return Checkpoint(model, state, rng, int(stem[5:]))
+    return None
 
 
 def _number(value, nullable: bool = False) -> bool:
@@ -291,6 +316,9 @@ def load_state(checkpoint: Checkpoint, run_dir) -> dict:
         state = _read_state(checkpoint.state, run_dir)
     except (ValueError, TypeError, AttributeError, UnicodeDecodeError, OSError) as exc:
         raise CheckpointError(f"checkpoint state {checkpoint.state} is corrupt ({type(exc).__name__}: {exc})") from None
+    if state["steps"] != checkpoint.steps:
+        raise CheckpointError(f"checkpoint state {checkpoint.state} says steps {state['steps']}, but {_step_source(checkpoint)} says "
+                              f"{checkpoint.steps}: the checkpoint's files disagree, refused")
     try:
         with np.load(checkpoint.rng, allow_pickle=False) as arrays:
             state["rng"] = _rng_from_arrays(arrays)
@@ -299,8 +327,13 @@ def load_state(checkpoint: Checkpoint, run_dir) -> dict:
     return state
 
 
-def pickled_members(path: Path) -> list[str]:
-    """Keys of an SB3 zip's ``data`` that SB3 would unpickle; ``CheckpointError`` for a damaged zip."""
+def _step_source(checkpoint: Checkpoint) -> str:
+    """What gave a checkpoint its step: its latest.json, or its file names."""
+    return str(checkpoint.index) if checkpoint.index is not None else f"its file name {checkpoint.state.name}"
+
+
+def model_data(path: Path) -> dict:
+    """The ``data`` member of an SB3 zip (JSON); ``CheckpointError`` for a damaged zip."""
     try:
         with zipfile.ZipFile(path) as zf:
             bad = zf.testzip()
@@ -311,14 +344,29 @@ def pickled_members(path: Path) -> list[str]:
             raise ValueError("its data is not a JSON object")
     except Exception as exc:  # zipfile, key, JSON and decoding errors all mean a bad file
         raise CheckpointError(f"checkpoint {path} is corrupt ({type(exc).__name__}: {exc})") from None
+    return data
+
+
+def pickled_members(path: Path) -> list[str]:
+    """Keys of an SB3 zip's ``data`` that SB3 would unpickle; ``CheckpointError`` for a damaged zip."""
+    return _pickled(model_data(path))
+
+
+def _pickled(data: dict) -> list[str]:
     return [key for key, value in data.items() if isinstance(value, dict) and ":serialized:" in value]
 
 
-def check_model(path: Path) -> None:
-    """A readable model zip whose pickled members are all ones ``load_model`` replaces."""
-    unknown = [key for key in pickled_members(path) if key not in MODEL_OBJECTS]
+def check_model(path: Path, checkpoint: Checkpoint | None = None) -> None:
+    """A readable model zip whose pickled members are all ones ``load_model`` replaces and, given the
+    ``checkpoint`` it belongs to, whose step count is the checkpoint's."""
+    data = model_data(path)
+    unknown = [key for key in _pickled(data) if key not in MODEL_OBJECTS]
     if unknown:
         raise CheckpointError(f"checkpoint {path} holds pickled objects the trainer does not know ({', '.join(unknown)}): refused, as unpickling can run code")
+    steps = data.get("num_timesteps")
+    if checkpoint is not None and steps != checkpoint.steps:
+        raise CheckpointError(f"checkpoint {path} is a model of step {steps}, but {_step_source(checkpoint)} says {checkpoint.steps}: "
+                              "the checkpoint's files disagree, refused")
 
 
 def load_model(path: Path, env, device: str, policy_class, policy_kwargs: dict, ppo: dict, episodes: dict | None = None, **kwargs):

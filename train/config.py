@@ -5,8 +5,12 @@
 ``ConfigError`` naming the key (``pool.heuristics.greedy: expected a number, got 'lots'``,
 ``ppo.gamma: must be in (0, 1], got 1.5``), before anything is written. ``ppo`` takes the numeric
 keyword arguments of MaskablePPO listed in ``PPO_VALUES``, each with its range; agent specs are
-built once (``allfives_agents.make_agent``), so their own checks run too. ``resume_changes`` lists what a
-resumed run may change of its saved config (``RESUMABLE``) and refuses the rest.
+built once (``allfives_agents.make_agent``), so their own checks run too, and what the run would ask
+of this machine is bounded (train/bounds.py). The YAML (a file or an override's value) is read by
+the safe loader within ``MAX_YAML_VALUES`` values once its aliases are expanded, from a regular
+file of at most ``MAX_CONFIG_BYTES``; a message shows at most ``MAX_SHOWN`` characters of a value.
+``resume_changes`` lists what a resumed run may change of its saved config (``RESUMABLE``) and
+refuses the rest.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import dataclasses
 import inspect
 import math
 import re
+import reprlib
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,9 +31,35 @@ from allfives_env.engine.rules import OPTION_NAMES, OPTIONS, Rules
 from allfives_env.episode import EpisodeSpec
 from allfives_env.observation import OBS_SIZES, OBS_VERSION
 
+from .bounds import sb3_problem
+
+
+#: the longest message of a ``ConfigError``, and the longest value one shows (a config's values may be
+#: anything a YAML file or the command line holds)
+MAX_MESSAGE = 1000
+MAX_SHOWN = 200
+
 
 class ConfigError(ValueError):
-    """A configuration problem; the message names the key or the file."""
+    """A configuration problem; the message names the key or the file (at most ``MAX_MESSAGE`` characters)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(cut(message, MAX_MESSAGE))
+
+
+def cut(text: str, limit: int = MAX_SHOWN) -> str:
+    """``text``, or its first ``limit`` characters ending in an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = MAX_SHOWN
+_REPR.maxlevel = 3
+
+
+def shown(value) -> str:
+    """``repr(value)`` for a message: at most ``MAX_SHOWN`` characters, never walking all of a huge value."""
+    return cut(_REPR.repr(value))
 
 
 class _GameMethods:
@@ -197,36 +228,36 @@ def _convert(value, tp, key: str):
             except ConfigError:
                 pass
         names = " or ".join(_type_name(a) for a in args if a is not type(None))
-        raise ConfigError(f"{key}: expected {names}, got {value!r}")
+        raise ConfigError(f"{key}: expected {names}, got {shown(value)}")
     if dataclasses.is_dataclass(tp):
         return from_dict(tp, value, key)
     if origin is list:
         if not isinstance(value, list):
-            raise ConfigError(f"{key}: expected a list, got {value!r}")
+            raise ConfigError(f"{key}: expected a list, got {shown(value)}")
         return [_convert(v, args[0], f"{key}[{i}]") for i, v in enumerate(value)]
     if origin is dict:
         if not isinstance(value, dict):
-            raise ConfigError(f"{key}: expected a mapping, got {value!r}")
-        return {str(k): _convert(v, args[1], f"{key}.{k}") for k, v in value.items()}
+            raise ConfigError(f"{key}: expected a mapping, got {shown(value)}")
+        return {str(k): _convert(v, args[1], f"{key}.{cut(str(k))}") for k, v in value.items()}
     if tp is bool:
         if isinstance(value, bool):
             return value
-        raise ConfigError(f"{key}: expected true or false, got {value!r}")
+        raise ConfigError(f"{key}: expected true or false, got {shown(value)}")
     if tp is int:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
         if isinstance(value, float) and value.is_integer():
             return int(value)
-        raise ConfigError(f"{key}: expected an integer, got {value!r}")
+        raise ConfigError(f"{key}: expected an integer, got {shown(value)}")
     if tp is float:
         value = _number_or_text(value)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
-        raise ConfigError(f"{key}: expected a number, got {value!r}")
+        raise ConfigError(f"{key}: expected a number, got {shown(value)}")
     if tp is str:
         if isinstance(value, str):
             return value
-        raise ConfigError(f"{key}: expected a string, got {value!r}")
+        raise ConfigError(f"{key}: expected a string, got {shown(value)}")
     raise ConfigError(f"{key}: unsupported type {tp}")  # pragma: no cover
 
 
@@ -236,13 +267,13 @@ def from_dict(cls, data, prefix: str = ""):
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{where}: expected a mapping of keys, got {data!r}")
+        raise ConfigError(f"{where}: expected a mapping of keys, got {shown(data)}")
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
     unknown = [k for k in data if k not in names]
     if unknown:
         key = f"{prefix}.{unknown[0]}" if prefix else str(unknown[0])
-        raise ConfigError(f"unknown key {key!r}; known keys{' of ' + prefix if prefix else ''}: {', '.join(names)}")
+        raise ConfigError(f"unknown key {shown(key)}; known keys{' of ' + prefix if prefix else ''}: {', '.join(names)}")
     kwargs = {}
     for name in names:
         if name in data:
@@ -256,7 +287,7 @@ def _set_path(data: dict, dotted: str, value) -> None:
     for part in parts[:-1]:
         node = node.setdefault(part, {})
         if not isinstance(node, dict):
-            raise ConfigError(f"override {dotted}: {part} is not a section")
+            raise ConfigError(f"override {cut(dotted)}: {cut(part)} is not a section")
     node[parts[-1]] = value
 
 
@@ -264,16 +295,64 @@ def parse_override(text: str) -> tuple[str, Any]:
     """``"ppo.learning_rate=1e-4"`` -> ``("ppo.learning_rate", 0.0001)`` (the value read as YAML)."""
     key, eq, raw = text.partition("=")
     if not eq or not key.strip():
-        raise ConfigError(f"override {text!r} must be key=value (e.g. ppo.learning_rate=1e-4)")
+        raise ConfigError(f"override {shown(text)} must be key=value (e.g. ppo.learning_rate=1e-4)")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"override {text!r}: value is not valid YAML ({exc})") from None
+        value = load_yaml(raw) if raw.strip() else ""
+    except ConfigError as exc:
+        raise ConfigError(f"override {shown(text)}: value {exc}") from None
     return key.strip(), value
+
+
+#: the largest config file read, and the most values a YAML text may hold once its aliases are
+#: expanded: far above any real config (about a hundred values), far below a "billion laughs"
+MAX_CONFIG_BYTES = 1 << 20
+MAX_YAML_VALUES = 100_000
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a document whose aliases expand past ``MAX_YAML_VALUES`` values
+    before anything is built from it: a few lines of nested aliases can stand for billions."""
+
+    def get_single_node(self):
+        node = super().get_single_node()
+        if node is not None and _expanded_values(node, {}) > MAX_YAML_VALUES:
+            raise ConfigError(f"is refused: its aliases expand to more than {MAX_YAML_VALUES} values (a config has about a hundred)")
+        return node
+
+
+def _expanded_values(node, memo: dict) -> int:
+    """The values ``node`` stands for with every alias expanded (each shared node counted once in time)."""
+    if id(node) not in memo:
+        memo[id(node)] = 0  # a node that contains itself counts once
+        children = []
+        if isinstance(node, yaml.SequenceNode):
+            children = node.value
+        elif isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        memo[id(node)] = 1 + sum(_expanded_values(child, memo) for child in children)
+    return memo[id(node)]
+
+
+def load_yaml(text: str):
+    """The value of a YAML text, built by the safe loader within ``MAX_YAML_VALUES``; otherwise
+    ``ConfigError`` ("is not valid YAML: ...", "is refused: ...") for the caller to name the text."""
+    try:
+        return yaml.load(text, Loader=_BoundedLoader)
+    except ConfigError:
+        raise
+    except RecursionError:
+        raise ConfigError("is not valid YAML: nested too deeply") from None
+    except (yaml.YAMLError, ValueError, OverflowError) as exc:  # ValueError: a bad date, an integer of 5000 digits
+        raise ConfigError(f"is not valid YAML: {cut(' '.join(str(exc).split()))}") from None
 
 
 def _read_yaml(p: Path) -> dict:
     """The top-level mapping of a YAML file; ``ConfigError`` for anything that is not one."""
+    from allfives_env.engine.files import refusal
+
+    why = None if p.is_dir() else refusal(p, MAX_CONFIG_BYTES)
+    if why:
+        raise ConfigError(f"config {p}: {why}")
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -285,9 +364,9 @@ def _read_yaml(p: Path) -> dict:
     except OSError as exc:
         raise ConfigError(f"config {p} cannot be read ({exc.strerror or exc})") from None
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{p}: not valid YAML: {' '.join(str(exc).split())}") from None
+        data = load_yaml(text)
+    except ConfigError as exc:
+        raise ConfigError(f"{p} {exc}") from None
     if data is None:
         raise ConfigError(f"config {p} is empty")
     if not isinstance(data, dict):
@@ -313,7 +392,7 @@ def trainer_of(data: dict) -> str:
     """The config's ``trainer`` (``sb3`` when absent); ``ConfigError`` for an unknown one."""
     trainer = data.get("trainer", "sb3")
     if trainer not in TRAINERS:
-        raise ConfigError(f"trainer: must be one of {', '.join(TRAINERS)}, got {trainer!r}")
+        raise ConfigError(f"trainer: must be one of {', '.join(TRAINERS)}, got {shown(trainer)}")
     return trainer
 
 
@@ -333,23 +412,23 @@ def load_config(path=None, overrides: list[str] | tuple = ()) -> TrainConfig:
 def check_run_name(name: str) -> None:
     """``ConfigError`` unless ``name`` is a plain name: it names the run's folder under ``runs/``."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", name) or ".." in name:
-        shown = name[:60] + ("..." if len(name) > 60 else "")
         raise ConfigError(f"name: must be a plain name (letters, digits, '_', '-', '.'; no folders, at most 100 characters), "
-                          f"as it names the run's folder under runs/; got {shown!r}")
+                          f"as it names the run's folder under runs/; got {shown(name)}")
 
 
 def validate(config: TrainConfig) -> None:
-    """Checks that need more than types: ranges, known choices, agent specs, MaskablePPO values.
+    """Checks that need more than types: ranges, known choices, agent specs, MaskablePPO values, and
+    what the run would ask of this machine (train/bounds.py: memory, threads, processes).
 
     ``config.ppo`` is normalised in place (``n_steps: 128.0`` -> 128, ``"3e-4"`` -> 0.0003)."""
     from allfives_train.network import PRECISIONS  # torch, which training needs anyway
 
     check_game_and_pool(config.game, config.pool)
     if not (0 <= config.seed < 2**32):
-        raise ConfigError(f"seed: must be an integer in [0, 2**32), got {config.seed}")
+        raise ConfigError(f"seed: must be an integer in [0, 2**32), got {shown(config.seed)}")
     check_run_name(config.name)
     if not re.fullmatch(r"cpu|cuda|cuda:\d+|mps|auto", config.device):
-        raise ConfigError(f"device: must be cpu, cuda, cuda:N, mps or auto, got {config.device!r}")
+        raise ConfigError(f"device: must be cpu, cuda, cuda:N, mps or auto, got {shown(config.device)}")
     checks = [
         (config.total_steps >= 1 or (config.total_steps == 0 and bool(config.imitate.teacher)), "total_steps must be at least 1 (0 only with imitate.teacher: behaviour cloning alone)"),
         (config.n_envs >= 1, "n_envs must be at least 1"),
@@ -382,6 +461,9 @@ def validate(config: TrainConfig) -> None:
     if config.imitate.teacher:
         _check_agent(config.imitate.teacher, "imitate.teacher")
     config.ppo = _check_ppo(config.ppo, config.n_envs)
+    problem = sb3_problem(config)
+    if problem:
+        raise ConfigError(problem)
 
 
 def check_game_and_pool(game, pool: PoolConfig) -> None:
@@ -426,7 +508,7 @@ def _check_agent(spec, key: str) -> None:
         else:
             make_agent(parsed)
     except (ValueError, TypeError) as exc:
-        raise ConfigError(f"{key}: agent {spec!r}: {exc}") from None
+        raise ConfigError(f"{key}: agent {shown(spec)}: {cut(str(exc))}") from None
 
 
 #: every MaskablePPO argument a config may set: its kind (``float | None``: null allowed), its range
@@ -456,7 +538,7 @@ def _ppo_value(key: str, value):
 def checked_value(name: str, value, kind, in_range, wanted: str):
     """``value`` as a ``kind`` (``int``, ``float``, ``bool`` or ``float | None``) if ``in_range``
     takes it, else ``ConfigError`` "NAME: must be WANTED, got VALUE"; numbers may be YAML text."""
-    error = ConfigError(f"{name}: must be {wanted}, got {value!r}")
+    error = ConfigError(f"{name}: must be {wanted}, got {shown(value)}")
     if kind is bool:
         if isinstance(value, bool):
             return value
@@ -544,9 +626,9 @@ def resume_changes(saved, new, resumable: tuple[str, ...] = RESUMABLE) -> list[s
     changed = [k for k in dict.fromkeys([*before, *after]) if before.get(k, "<unset>") != after.get(k, "<unset>")]
     refused = [k for k in changed if not any(k == r or k.startswith(r + ".") for r in resumable)]
     if refused:
-        shown = ", ".join(f"{k} ({before.get(k, '<unset>')!r} -> {after.get(k, '<unset>')!r})" for k in refused)
+        changes = ", ".join(f"{k} ({shown(before.get(k, '<unset>'))} -> {shown(after.get(k, '<unset>'))})" for k in refused)
         raise ConfigError(
-            f"{shown} cannot change on resume: a resumed run keeps its game, network, ppo settings, seed and name; "
+            f"{changes} cannot change on resume: a resumed run keeps its game, network, ppo settings, seed and name; "
             f"only {', '.join(k + ('.*' if k == 'eval' else '') for k in resumable)} may change"
         )
     return changed

@@ -4,7 +4,9 @@ Snapshots are the learner's actor saved as ``.npz`` (numpy only; the SB3 trainer
 (the RLlib trainer), so the environment processes load them in milliseconds without torch. The
 pool hands the environments agent specs (``greedy``, ``ppo:runs/x/pool/snap_000050000.npz``,
 ``onnx:runs/y/pool/snap_000050000.onnx``) with their sampling weights: the heuristics
-keep their configured weights and ``self_play`` is shared evenly by the snapshots kept.
+keep their configured weights and ``self_play`` is shared evenly by the snapshots kept. A resume
+loads each snapshot once before any process starts (``check_snapshots``), so a damaged or replaced
+file is one error naming it rather than a traceback in every environment's process.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class OpponentPool:
         weights = list(self.heuristics.values())
         if self.snapshots and self.self_play > 0:
             share = self.self_play / len(self.snapshots)
-            specs += [f"{'onnx' if path.endswith('.onnx') else 'ppo'}:{path}" for path in self.snapshots]
+            specs += [snapshot_spec(path) for path in self.snapshots]
             weights += [share] * len(self.snapshots)
         return specs, weights
 
@@ -59,3 +61,24 @@ class OpponentPool:
     def restore(self, state: dict) -> None:
         """Take back the snapshots of a checkpoint (those whose files still exist)."""
         self.snapshots = [p for p in state.get("snapshots", []) if os.path.exists(p)]
+
+
+def snapshot_spec(path: str) -> str:
+    """The agent spec that plays a snapshot: ``ppo:PATH`` (``.npz``) or ``onnx:PATH``."""
+    return f"{'onnx' if path.endswith('.onnx') else 'ppo'}:{path}"
+
+
+def check_snapshots(paths) -> None:
+    """``CheckpointError`` naming the first snapshot (of those still there) that its agent cannot
+    load: a damaged file, a pickle or an object array in place of the weights (never unpickled)."""
+    from allfives_agents import AgentSpec, make_agent
+
+    from .checkpoint import CheckpointError
+
+    for path in filter(os.path.exists, paths):
+        try:
+            make_agent(AgentSpec.parse(snapshot_spec(path)))
+        except Exception as exc:  # whatever the file holds, it is not a snapshot
+            reason = " ".join(str(exc).split())[:200]
+            raise CheckpointError(f"pool snapshot {path} cannot be loaded ({type(exc).__name__}: {reason}); "
+                                  "delete it to resume without it") from None

@@ -1,7 +1,8 @@
 """RLlib PPO on All Fives from a ``trainer: rllib`` config (``allfives train``). Reads top to bottom.
 
 0. checks that need no writing (a resume: its saved config, which it may change only in
-``rllib_config.RESUMABLE``, and its latest checkpoint);  1. Ray (local, or a cluster: ``ray``),
+``rllib_config.RESUMABLE``, its latest checkpoint and the pool's snapshots; one stopped before
+its first checkpoint starts again);  1. Ray (local, or a cluster: ``ray``),
 with this project's code shipped to its workers, and enough CPUs for the runners;  2. the run
 directory and the resolved config;  3. the opponent pool and the algorithm: PPO with RLlib's
 ``ActionMaskingTorchRLModule`` as the one ``learner`` module, ``num_env_runners`` Ray workers
@@ -11,9 +12,11 @@ restored from the latest checkpoint on a resume;  4. learning, with a snapshot o
 checkpoint every ``checkpoint_every`` steps;  5. the final checkpoint, ``final.onnx`` (the ONNX
 contract of docs/frontends.md), its evaluation against the baselines and ``card.json``.
 
-A checkpoint is a folder ``RUN/checkpoints/step_N`` (RLlib's files and ``allfives.json``);
-``RUN/checkpoints/latest.json`` names the newest complete one, with the pool's snapshots, and is
-replaced last.
+A checkpoint is a folder ``RUN/checkpoints/step_N`` (RLlib's files, then ``allfives.json``: the
+step, the wall time and the pool's snapshots); ``RUN/checkpoints/latest.json`` names the newest
+complete one, with the same state, and is replaced last. A run killed while it wrote its first
+latest.json resumes from the newest folder with its ``allfives.json``. Ray is given every path
+absolute (it reads a relative one as a URI without a scheme).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import allfives_agents
 from .checkpoint import CheckpointError, atomic_write
 from .config import CONFIG_NAME, ConfigError, resume_changes, resumed_run_config, saved_run_config, to_yaml
 from .evaluate import final_evaluation
-from .pool import OpponentPool
+from .pool import OpponentPool, check_snapshots
 from .rllib_config import RESUMABLE, RLlibConfig, load_rllib_config
 from .rllib_export import METADATA_NAME, export_rllib
 
@@ -52,7 +55,11 @@ def train_rllib(cfg: RLlibConfig, run_dir, resume: bool = False, progress: bool 
     run_dir = Path(run_dir)
     if resume:
         resume_changes(saved_config(run_dir), cfg, RESUMABLE)
-        checkpoint, state = latest_checkpoint(run_dir)
+        checkpoint, state = checked_resume_point(run_dir)
+        resume = checkpoint is not None
+    elif run_dir.is_dir() and any(run_dir.iterdir()):
+        check_run_dir(run_dir, resume=False)  # another run's folder is refused; one that has nothing to lose is not
+        print(f"{run_dir} holds no complete checkpoint (it was stopped before its first): starting it again")
 
     # 1. Ray: local, or a cluster, with this project's code shipped to its workers --------------
     try:
@@ -76,7 +83,7 @@ def train_rllib(cfg: RLlibConfig, run_dir, resume: bool = False, progress: bool 
             pool.restore(state["pool"])
         algo = build_algorithm(cfg, pool)
         if resume:
-            algo.restore_from_path(str(checkpoint))
+            algo.restore_from_path(str(checkpoint.resolve()))
             print(f"resuming {run_dir} from step {steps}")
         metadata = {"obs_version": cfg.net.obs_version, "rules": rules.to_dict(), "config_name": cfg.name, "module": MODULE}
         snapshot = Snapshot(algo, metadata)
@@ -209,9 +216,9 @@ def save(algo, run_dir: Path, steps: int, wall: float, metadata: dict, pool_stat
     if path.exists():
         shutil.rmtree(path)
     algo.save_to_path(str(path.resolve()))
-    atomic_write(path / METADATA_NAME, (json.dumps(dict(metadata, steps=steps), indent=1) + "\n").encode())
-    latest = {"checkpoint": path.name, "steps": steps, "wall_seconds": round(wall, 3), "pool": pool_state}
-    atomic_write(folder / LATEST, json.dumps(latest).encode())
+    state = {"steps": steps, "wall_seconds": round(wall, 3), "pool": pool_state}
+    atomic_write(path / METADATA_NAME, (json.dumps(dict(metadata, **state), indent=1) + "\n").encode())
+    atomic_write(folder / LATEST, json.dumps({"checkpoint": path.name, **state}).encode())
     for old in sorted(p for p in folder.glob("step_*") if p.is_dir())[:-KEEP]:
         shutil.rmtree(old, ignore_errors=True)
     return path
@@ -230,7 +237,52 @@ def latest_checkpoint(run_dir) -> tuple[Path, dict]:
         raise CheckpointError(f"cannot resume {run_dir}: {latest} is not a readable checkpoint list ({exc})") from None
     if "/" in state["checkpoint"] or not (path / METADATA_NAME).is_file():
         raise CheckpointError(f"cannot resume {run_dir}: the checkpoint {path} that {latest} names is missing or incomplete")
+    own = checkpoint_state(path)["steps"]
+    if own != steps:
+        raise CheckpointError(f"cannot resume {run_dir}: {path / METADATA_NAME} says steps {own}, but {latest} says {steps}: "
+                              "the checkpoint's files disagree, refused")
     return path, {"steps": steps, "wall_seconds": wall, "pool": pool}
+
+
+def checkpoint_state(path: Path) -> dict:
+    """``steps``, ``wall_seconds`` and ``pool`` of a checkpoint folder, from its ``allfives.json``
+    (folders of older versions hold the steps only); ``CheckpointError`` if it is unreadable."""
+    try:
+        meta = json.loads((path / METADATA_NAME).read_text(encoding="utf-8"))
+        steps, wall, pool = meta["steps"], float(meta.get("wall_seconds", 0.0)), dict(meta.get("pool", {}))
+        if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
+            raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise CheckpointError(f"checkpoint {path / METADATA_NAME} is not readable ({type(exc).__name__}: {exc})") from None
+    return {"steps": steps, "wall_seconds": wall, "pool": pool}
+
+
+def resume_point(run_dir) -> tuple[Path, dict] | None:
+    """The checkpoint a resume continues from and its state: the one latest.json names or, without
+    latest.json (a run stopped while it wrote its first), the newest complete folder; ``None`` if none."""
+    folder = Path(run_dir) / CHECKPOINTS
+    if (folder / LATEST).exists():
+        return latest_checkpoint(run_dir)
+    for path in sorted((p for p in folder.glob("step_*") if (p / METADATA_NAME).is_file()), reverse=True):
+        state = checkpoint_state(path)
+        if path.name != f"step_{state['steps']:010d}":
+            raise CheckpointError(f"cannot resume {run_dir}: {path / METADATA_NAME} says steps {state['steps']}, but the folder is {path.name}: refused")
+        return path, state
+    return None
+
+
+def checked_resume_point(run_dir) -> tuple:
+    """``resume_point`` with the pool's snapshots loaded once, or ``(None, None)`` (with a note) when
+    the run has no complete checkpoint yet: it starts again."""
+    found = resume_point(run_dir)
+    if found is None:
+        print(f"{run_dir} has no complete checkpoint (it was stopped before its first): starting it again from step 0")
+        return None, None
+    path, state = found
+    check_snapshots(state["pool"].get("snapshots", []))
+    if not (path.parent / LATEST).exists():
+        print(f"{path.parent / LATEST} is missing (the run was stopped while it wrote it): resuming from the newest complete checkpoint, {path.name}")
+    return path, state
 
 
 def saved_config(run_dir) -> RLlibConfig:
@@ -244,11 +296,21 @@ def resume_config(run_dir, config_path=None, overrides=()) -> RLlibConfig:
 
 
 def check_run_dir(run_dir, resume: bool) -> None:
-    """A fresh run must not overwrite another; a resume needs a complete checkpoint."""
+    """A fresh run must not overwrite another, but may take the folder of one stopped before its first
+    checkpoint; a resume needs a complete checkpoint, or a run to start again (its saved config)."""
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise CheckpointError(f"run directory {run_dir} exists and is not a directory: pass another --run-dir")
     if resume:
-        latest_checkpoint(run_dir)
-    elif run_dir.exists() and any(run_dir.iterdir()):
+        if resume_point(run_dir) is None and not (run_dir / CONFIG_NAME).is_file():
+            raise CheckpointError(f"nothing to resume: no checkpoint in {run_dir / CHECKPOINTS} and no saved config in {run_dir}")
+    elif run_dir.exists() and any(run_dir.iterdir()) and not restartable(run_dir):
         raise CheckpointError(f"run directory {run_dir} is not empty: pass --resume to continue it, or another --run-dir")
+
+
+def restartable(run_dir: Path) -> bool:
+    """Whether ``run_dir`` is a run stopped before its first checkpoint: its saved config and no complete checkpoint."""
+    try:
+        return (run_dir / CONFIG_NAME).is_file() and resume_point(run_dir) is None
+    except CheckpointError:  # a damaged latest.json: a run, not to be replaced
+        return False

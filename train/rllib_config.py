@@ -16,8 +16,10 @@ from typing import Any
 
 from allfives_env.observation import OBS_SIZES, OBS_VERSION
 
+from .bounds import rllib_problem
 from .config import (
     ConfigError, GameConfig, PoolConfig, _check_agent, _number_or_text, check_game_and_pool, check_run_name, checked_value, from_dict,
+    shown,
     read_data,
     trainer_of,
 )
@@ -110,7 +112,8 @@ def load_rllib_config(path=None, overrides: list[str] | tuple = ()) -> RLlibConf
 
 
 def validate(config: RLlibConfig) -> None:
-    """Ranges, known choices, agent specs and PPO values; ``config.ppo`` is normalised in place."""
+    """Ranges, known choices, agent specs, PPO values and what the run would ask of this machine
+    (train/bounds.py); ``config.ppo`` is normalised in place."""
     from allfives_agents.tournament.cluster import ClusterError, check_address
 
     check_game_and_pool(config.game, config.pool)
@@ -120,7 +123,7 @@ def validate(config: RLlibConfig) -> None:
     except ClusterError as exc:
         raise ConfigError(f"ray: {exc}") from None
     checks = [
-        (0 <= config.seed < 2**32, f"seed: must be an integer in [0, 2**32), got {config.seed}"),
+        (0 <= config.seed < 2**32, f"seed: must be an integer in [0, 2**32), got {shown(config.seed)}"),
         (config.total_steps >= 1, "total_steps must be at least 1"),
         (config.num_env_runners >= 0, "num_env_runners must be 0 (the driver collects) or more"),
         (config.num_cpus >= 0, "num_cpus must be 0 (every core) or more"),
@@ -142,6 +145,9 @@ def validate(config: RLlibConfig) -> None:
             f"ppo.minibatch_size ({config.ppo['minibatch_size']}) must not exceed ppo.train_batch_size_per_learner "
             f"({config.ppo['train_batch_size_per_learner']})"
         )
+    problem = rllib_problem(config)
+    if problem:
+        raise ConfigError(problem)
 
 
 def _ppo_value(key: str, value):

@@ -65,7 +65,7 @@ def load_module(checkpoint):
     from ray.rllib.core.rl_module.rl_module import RLModule
 
     metadata = read_metadata(checkpoint)
-    path = Path(checkpoint).joinpath(*MODULE_PATH, metadata["module"])
+    path = Path(checkpoint).resolve().joinpath(*MODULE_PATH, metadata["module"])  # Ray reads a relative path as a URI
     try:
         return RLModule.from_checkpoint(path).eval()
     except Exception as exc:

@@ -1,9 +1,11 @@
 """Self-play training of MaskablePPO on All Fives, from a typed config. Reads top to bottom.
 
 0. checks that need no writing: the device, and for a resume the run's saved config (a resume
-may change only ``config.RESUMABLE``) and the latest checkpoint (a run stopped in its warm start,
-before any checkpoint, takes it up from ``RUN/imitation``);  1. the run directory and the
-resolved config;  2. the environments (the learner's seat against agents drawn from the opponent
+may change only ``config.RESUMABLE``) and the checkpoint it continues from, with its pool snapshots
+and evaluations (a run stopped in its warm start, before any checkpoint, takes it up from
+``RUN/imitation``; one stopped before its first checkpoint starts again);  1. the run directory,
+the resolved config, the evaluations taken back to the checkpoint (train/history.py);
+2. the environments (the learner's seat against agents drawn from the opponent
 pool);  3. the model, new or resumed from the latest checkpoint (a new one with a teacher is warm
 started first: train/imitate.py);  4. callbacks: snapshots into the
 pool, evaluation, checkpoints;  5. learning;  6. the final evaluation against the baselines,
@@ -16,6 +18,7 @@ import dataclasses
 import json
 import random
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -23,11 +26,12 @@ import numpy as np
 
 from allfives_env.observation import OBS_SIZES
 
-from .checkpoint import CHECKPOINT_DIR, LATEST, CheckpointError, atomic_write, check_model, latest_checkpoint, load_model, load_state, save_checkpoint, set_rng_state
+from . import history
+from .checkpoint import CHECKPOINT_DIR, LATEST, CheckpointError, atomic_write, check_model, load_model, load_state, resume_point, save_checkpoint, set_rng_state
 from .config import CONFIG_NAME, ConfigError, TrainConfig, load_config, resume_changes, resumed_run_config, saved_run_config, to_yaml
 from .envs import make_env_fn
 from .evaluate import final_evaluation
-from .pool import OpponentPool
+from .pool import OpponentPool, check_snapshots
 
 #: the resolved config, saved in the run directory; a resume continues with it
 #: the warm start's report per round (train/imitate.py), when the config has a teacher
@@ -41,6 +45,7 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
     import torch
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
+    from .progress import Progress, is_terminal
     from .callbacks import CheckpointCallback, EvalCallback, SelfPlayCallback, ThreadsCallback, learner_agent, save_model
     from .vec_env import BatchedVecEnv
 
@@ -48,21 +53,26 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
     run_dir = Path(run_dir)
     check_device(cfg.device)
     cache = run_dir / IMITATION_CACHE
-    stopped = False
+    stopped, checkpoint = False, None
     if resume:
         resume_changes(saved_config(run_dir), cfg)
         stopped = warm_start_stopped(run_dir)
         if stopped:  # stopped before the first checkpoint: the warm start goes on from its cache
-            resume = False
             print(f"resuming the warm start of {run_dir} from {cache}")
         else:
-            checkpoint = latest_checkpoint(run_dir)
-            state = load_state(checkpoint, run_dir)
-            check_model(checkpoint.model)
+            checkpoint, state = checked_resume_point(run_dir)
+        resume = checkpoint is not None
+    elif run_dir.is_dir() and any(run_dir.iterdir()):
+        check_run_dir(run_dir, resume=False)  # another run's folder is refused; one that has nothing to lose is not
+        print(f"{run_dir} holds no complete checkpoint (it was stopped before its first): starting it again")
 
-    # 1. run directory, resolved config, seeds ---------------------------------------------------
+    # 1. run directory, resolved config, evaluations back to the checkpoint, seeds ----------------
     run_dir.mkdir(parents=True, exist_ok=True)
     atomic_write(run_dir / CONFIG_NAME, to_yaml(cfg).encode())
+    tracker = {"best": -1.0, "best_steps": None, "evals": 0, "wall_seconds": 0.0}
+    if resume:
+        tracker.update(state["tracker"])
+    history.rewind(run_dir, checkpoint.steps if resume else 0, tracker)
     torch.set_num_threads(cfg.torch_threads)
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
@@ -73,10 +83,8 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
 
     # 2. opponent pool and environments ----------------------------------------------------------
     pool = OpponentPool(cfg.pool.heuristics, cfg.pool.self_play, cfg.pool.max_snapshots, run_dir / "pool")
-    tracker = {"best": -1.0, "best_steps": None, "evals": 0, "wall_seconds": 0.0}
     if resume:
         pool.restore(state["pool"])
-        tracker.update(state["tracker"])
     specs, weights = pool.entries()
     fns = [make_env_fn(cfg, rank, specs, weights) for rank in range(cfg.n_envs)]
     if cfg.vec_env == "batched":
@@ -101,23 +109,26 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
                     shutil.rmtree(cache)  # a new run does not take up an old one's warm start
                 reports = warm_start(model, cfg, metadata, cache=open_cache(cache, cfg))
                 atomic_write(run_dir / IMITATION_NAME, (json.dumps(reports, indent=1) + "\n").encode())
-                save_checkpoint(run_dir, model, {"pool": pool.state(), "tracker": dict(tracker)})
+                save_checkpoint(run_dir, model, {"pool": pool.state(), "tracker": dict(tracker)})  # nothing evaluated yet
                 shutil.rmtree(cache)  # the checkpoint holds the warm start now
 
         # 4. callbacks -----------------------------------------------------------------------------
         started = time.time()
         wall_before = tracker["wall_seconds"]
 
-        def checkpoint_state() -> dict:
+        def save() -> None:
             tracker["wall_seconds"] = wall_before + time.time() - started
-            return {"pool": pool.state(), "tracker": dict(tracker)}
+            save_checkpoint(run_dir, model, {"pool": pool.state(), "tracker": dict(tracker)})
+            history.commit_best(run_dir)  # the checkpoint holds the evaluation that found it
 
         callbacks = [
             SelfPlayCallback(pool, cfg.pool.snapshot_every, metadata),
             EvalCallback(cfg, rules, run_dir, metadata, tracker),
-            CheckpointCallback(run_dir, cfg.checkpoint_every, checkpoint_state),
+            CheckpointCallback(cfg.checkpoint_every, save),
             ThreadsCallback(cfg.torch_threads, cfg.update_threads or cfg.torch_threads),
         ]
+        if progress_bar:  # a bar on a terminal, else a line every LOG_EVERY_S seconds (a file, a pipe)
+            callbacks.append(Progress(cfg.total_steps, lambda: tracker.get("last_eval"), bar=is_terminal(sys.stderr)))
 
         # 5. learn ---------------------------------------------------------------------------------
         remaining = cfg.total_steps - model.num_timesteps
@@ -128,15 +139,15 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
                     callback=callbacks,
                     reset_num_timesteps=not resume,
                     tb_log_name="ppo",
-                    progress_bar=progress_bar,
+                    progress_bar=False,  # Progress: SB3's bar counts past the total and logs nothing to a file
                 )
             except KeyboardInterrupt:
-                save_checkpoint(run_dir, model, checkpoint_state())
+                save()
                 print(f"\ninterrupted at step {model.num_timesteps}: checkpoint saved; continue with --resume")
                 raise
     finally:
         env.close()
-    save_checkpoint(run_dir, model, checkpoint_state())
+    save()
     wall = tracker["wall_seconds"]
 
     # 6. final model, evaluation, card -------------------------------------------------------------
@@ -231,20 +242,49 @@ def resume_config(run_dir, config_path=None, overrides=()) -> TrainConfig:
     return resumed_run_config(run_dir, load_config, config_path, overrides)
 
 
+def checked_resume_point(run_dir) -> tuple:
+    """The checkpoint a resume continues from and its state, every file read back and checked (the
+    state, the model, the pool's snapshots, evals.jsonl); ``(None, None)`` when there is none yet."""
+    checkpoint = resume_point(run_dir)
+    if checkpoint is None:
+        print(f"{run_dir} has no complete checkpoint (it was stopped before its first): starting it again from step 0")
+        return None, None
+    state = load_state(checkpoint, run_dir)
+    check_model(checkpoint.model, checkpoint)
+    check_snapshots(state["pool"]["snapshots"])
+    history.check_rows(run_dir)
+    if checkpoint.index is None:
+        print(f"{run_dir / CHECKPOINT_DIR / LATEST} is missing (the run was stopped while it wrote it): "
+              f"resuming from the newest complete checkpoint, {checkpoint.state.name.split('.')[0]}")
+    return checkpoint, state
+
+
 def warm_start_stopped(run_dir) -> bool:
     """Whether the run was stopped in its warm start: its cache is there and no checkpoint yet."""
-    run_dir = Path(run_dir)
-    return (run_dir / IMITATION_CACHE).is_dir() and not (run_dir / CHECKPOINT_DIR / LATEST).exists()
+    return (Path(run_dir) / IMITATION_CACHE).is_dir() and resume_point(run_dir) is None
 
 
 def check_run_dir(run_dir, resume: bool) -> None:
-    """A fresh run must not overwrite another; a resume needs a readable checkpoint state."""
+    """A fresh run must not overwrite another, but may take the folder of one stopped before its first
+    checkpoint (``restartable``); a resume needs a readable checkpoint, or a run to start again."""
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise CheckpointError(f"run directory {run_dir} exists and is not a directory: pass another --run-dir")
     if resume:
-        if not warm_start_stopped(run_dir):
-            load_state(latest_checkpoint(run_dir), run_dir)
-    elif run_dir.exists() and any(run_dir.iterdir()):
+        checkpoint = None if warm_start_stopped(run_dir) else resume_point(run_dir)
+        if checkpoint is not None:
+            load_state(checkpoint, run_dir)
+        elif not (run_dir / CONFIG_NAME).is_file():
+            raise CheckpointError(f"nothing to resume: no checkpoint in {run_dir / CHECKPOINT_DIR} and no saved config in {run_dir}")
+    elif run_dir.exists() and any(run_dir.iterdir()) and not restartable(run_dir):
         raise CheckpointError(f"run directory {run_dir} is not empty: pass --resume to continue it, or another --run-dir")
+
+
+def restartable(run_dir: Path) -> bool:
+    """Whether ``run_dir`` is a run stopped before its first checkpoint (and not in a warm start, which
+    ``--resume`` goes on with): its saved config and no complete checkpoint. A new run loses nothing there."""
+    try:
+        return (run_dir / CONFIG_NAME).is_file() and not (run_dir / IMITATION_CACHE).is_dir() and resume_point(run_dir) is None
+    except CheckpointError:  # a damaged latest.json: a run, not to be replaced
+        return False
 

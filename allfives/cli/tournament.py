@@ -88,11 +88,20 @@ def _refuse_earlier_run(out: str) -> None:
                        "--force to replace it, or another --out")
 
 
+def _resume_hint(args, records) -> str:
+    """What goes on with a tournament Ray failed under: ``--resume`` and the same ``--out``, which keep its games."""
+    if records is None:
+        return "no game was kept (without --out); with --out DIR a stopped tournament goes on with --resume"
+    again = "the same command" if args.resume else "the same command with --resume"
+    return f"the games played are kept in {records}: {again} (the same --out) goes on with the rest"
+
+
 def run(args) -> int:
     from allfives_agents import available, parse_specs
     from allfives_agents.bots import BOTS
     from allfives_agents.tournament import TournamentError, check_specs, run_tournament
     from allfives_agents.tournament.cluster import ClusterError, check_address, import_ray
+    from allfives_agents.tournament.on_ray import RayLost
 
     rules = rules_from_args(args)
     try:  # the command line's text, parsed once; the tournament and its workers get the parsed specs
@@ -145,6 +154,8 @@ def run(args) -> int:
             records=records,
             resume=args.resume,
         )
+    except RayLost as exc:
+        raise CLIError(f"{exc}; {_resume_hint(args, records)}") from None
     except TournamentError as exc:
         raise CLIError(str(exc)) from None
 

@@ -35,6 +35,7 @@ def _trainer(args, overrides) -> str:
 def run(args) -> int:
     from allfives_train.checkpoint import CheckpointError
     from allfives_train.config import ConfigError, load_config
+    from allfives_train.export import ExportError
 
     overrides = list(args.overrides)
     if args.seed is not None:
@@ -61,7 +62,7 @@ def run(args) -> int:
             run_dir = args.run_dir or str(Path("runs") / config.name)
             check_run_dir(run_dir, resume=False)
         card = train(config, run_dir, args.resume, not args.no_progress)
-    except (ConfigError, CheckpointError) as exc:
+    except (ConfigError, CheckpointError, ExportError) as exc:
         raise CLIError(str(exc)) from None
     files = "final.onnx, checkpoints/, card.json" if card.get("trainer") == "rllib" else "final.zip, best.zip, card.json"
     print(f"trained {card['steps']} steps in {card['wall_seconds']:.0f} s; models in {run_dir} ({files})")

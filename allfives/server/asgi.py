@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Awaitable, Callable
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, request_response
 
@@ -90,7 +90,7 @@ class Settings:
         self.limits = limits = limits or Limits()
         self.body_timeout = limits.body_timeout
         self.hosts = hosts
-        self.analysis = WorkQueue(limits.analysis_workers, limits.analysis_queue, limits.client_analyses, "analysis",
+        self.analysis = WorkQueue(limits.analysis_workers, limits.analysis_queue, limits.client_analyses, "analyses",
                                   (f"{flag('analysis_workers')} + {flag('analysis_queue')}", flag("client_analyses")))
 
 
@@ -166,6 +166,8 @@ async def read_json_body(request: Request, settings: Settings) -> bytes:
     except asyncio.TimeoutError:
         raise ApiError(408, f"the body did not arrive within {settings.body_timeout:g} s "
                             f"({flag('body_timeout')})", {"Connection": "close"}) from None
+    except ClientDisconnect:  # nobody reads the answer; the log shows it
+        raise ApiError(400, "the connection closed before the body arrived") from None
 
 
 async def _drain(request: Request, timeout: float) -> None:
@@ -177,7 +179,7 @@ async def _drain(request: Request, timeout: float) -> None:
 
     try:
         await asyncio.wait_for(read_all(), timeout)
-    except asyncio.TimeoutError:
+    except (asyncio.TimeoutError, ClientDisconnect):
         pass
 
 
@@ -266,9 +268,10 @@ class HostGuard:
     async def __call__(self, scope, receive, send) -> None:
         hosts = self.settings.hosts
         if scope["type"] == "http" and hosts is not None:
-            request = Request(scope, receive)
-            problem = hosts.refusal(request.headers.get("host"))
+            host = next((value.decode("latin-1") for name, value in scope["headers"] if name == b"host"), None)
+            problem = hosts.refusal(host)
             if problem is not None:
+                request = Request(scope, receive)
                 response = json_response(400, {"error": problem}, self.settings, request.method, close=_body_pending(request))
                 await response(scope, receive, send)
                 return
@@ -276,11 +279,13 @@ class HostGuard:
 
 
 class RequestLog:
-    """ASGI middleware: one log line per answered request (method, path, status, milliseconds)."""
+    """ASGI middleware: one log line per answered request (method, path, status, milliseconds);
+    the outermost layer of the application, holding its ``settings``."""
 
-    def __init__(self, app, log: Log) -> None:
+    def __init__(self, app, settings: Settings) -> None:
         self.app = app
-        self.log = log
+        self.settings = settings
+        self.log = settings.log
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http" or self.log.quiet:
@@ -386,4 +391,4 @@ def build_app(
         await missing.endpoint(scope, receive, send)
 
     app.router.default = no_route
-    return RequestLog(HostGuard(app, settings), settings.log)
+    return RequestLog(HostGuard(app, settings), settings)

@@ -57,16 +57,15 @@ class Limits:
     client_analyses: int = 2
 
     def check(self) -> None:
-        """``ValueError`` naming the first limit out of range."""
+        """``ValueError`` naming the first limit out of range by its flag."""
         for name in ("header_timeout", "body_timeout", "idle_timeout"):
             value = getattr(self, name)
             if not 0 < value <= 3600:
-                raise ValueError(f"{name} must be in (0, 3600] seconds, got {value}")
-        for name in ("max_connections", "max_client_connections", "analysis_workers", "client_analyses"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.analysis_queue < 0:
-            raise ValueError(f"analysis_queue must be at least 0, got {self.analysis_queue}")
+                raise ValueError(f"{flag(name)} must be in (0, 3600] seconds, got {value:g}")
+        for name in ("max_connections", "max_client_connections", "analysis_workers", "client_analyses", "analysis_queue"):
+            least = 0 if name == "analysis_queue" else 1
+            if getattr(self, name) < least:
+                raise ValueError(f"{flag(name)} must be at least {least}, got {getattr(self, name)}")
 
 
 def flag(name: str) -> str:
@@ -99,30 +98,49 @@ class AddressSet:
 
 
 class ConnectionLimits:
-    """The open connections in all and per client address; called from the event loop only."""
+    """The open connections, in all and per client address; called from the event loop only.
+
+    A connection is a protocol object with ``waiting_since()`` (when it began waiting on its client:
+    for a request's head, the rest of a body, or its next request; ``None`` while a request of its
+    is being answered) and ``evict()`` (close it). At the cap, a new connection takes the place of the
+    one that has waited on its client the longest, so connections that never finish a request
+    cannot keep others out; only when every connection has a request being answered is it refused."""
 
     def __init__(self, limits: Limits, proxies: AddressSet | None = None) -> None:
         self.limits = limits
         self.proxies = proxies
-        self.open = 0
+        self.members: dict = {}  # connection -> its client's address
         self.by_client: Counter = Counter()
 
-    def admit(self, host: str) -> tuple[int, str] | None:
+    def admit(self, connection, host: str) -> tuple[int, str] | None:
         """Count a new connection from ``host``, or say why not: ``(status, message)``."""
         limits = self.limits
-        if self.open >= limits.max_connections:
-            return 503, (f"the server holds its limit of {limits.max_connections} open connections "
-                         f"({flag('max_connections')}); try again shortly")
         exempt = self.proxies is not None and host in self.proxies
         if not exempt and self.by_client[host] >= limits.max_client_connections:
             return 429, (f"client {host} holds {limits.max_client_connections} open connections, the limit per client "
                          f"({flag('max_client_connections')}); close one or reuse it")
-        self.open += 1
+        if len(self.members) >= limits.max_connections and not self._make_room():
+            return 503, (f"the server holds its limit of {limits.max_connections} open connections "
+                         f"({flag('max_connections')}), each with a request being answered; try again shortly")
+        self.members[connection] = host
         self.by_client[host] += 1
         return None
 
-    def release(self, host: str) -> None:
-        self.open -= 1
+    def _make_room(self) -> bool:
+        """Evict the connection that has waited on its client the longest, if one is waiting."""
+        waiting = ((since, connection) for connection in self.members if (since := connection.waiting_since()) is not None)
+        oldest = min(waiting, key=lambda pair: pair[0], default=None)
+        if oldest is None:
+            return False
+        self.release(oldest[1])
+        oldest[1].evict()
+        return True
+
+    def release(self, connection) -> None:
+        """Stop counting ``connection`` (once; again does nothing)."""
+        host = self.members.pop(connection, None)
+        if host is None:
+            return
         self.by_client[host] -= 1
         if self.by_client[host] <= 0:
             del self.by_client[host]
@@ -134,7 +152,8 @@ class WorkQueue:
     done with it. ``None``: no bound."""
 
     def __init__(self, workers: int, waiting: int | None = None, per_client: int | None = None,
-                 what: str = "job", flags: tuple[str, str] = ("", "")) -> None:
+                 what: str = "jobs", flags: tuple[str, str] = ("", "")) -> None:
+        """``what``: the jobs, plural, for messages; ``flags``: the flags of the total and per-client bounds."""
         self.executor = ThreadPoolExecutor(workers, thread_name_prefix=what.replace(" ", "-"))
         self.capacity = None if waiting is None else workers + waiting
         self.per_client = per_client
@@ -148,11 +167,11 @@ class WorkQueue:
         """``fn(*args)`` on a worker thread, as an awaitable; ``ApiError`` 429/503 when over a bound."""
         with self._lock:
             if self.per_client is not None and self.by_client[client] >= self.per_client:
-                raise ApiError(429, f"client {client} has {self.per_client} {self.what}s running or waiting, the limit "
+                raise ApiError(429, f"client {client} has {self.per_client} {self.what} running or waiting, the limit "
                                     f"per client ({self.flags[1]}); wait for an answer before asking again",
                                {"Retry-After": "1"})
             if self.capacity is not None and self.held >= self.capacity:
-                raise ApiError(503, f"the server is busy: {self.capacity} {self.what}s are running or waiting, its limit "
+                raise ApiError(503, f"the server is busy: {self.capacity} {self.what} are running or waiting, its limit "
                                     f"({self.flags[0]}); try again shortly", {"Retry-After": "2"})
             self.held += 1
             self.by_client[client] += 1
@@ -218,12 +237,15 @@ class HostCheck:
             if entry.startswith("*."):
                 suffixes.append(entry[1:])
             elif entry and entry != "*":
-                names.add(split_host(entry)[0])
+                try:
+                    names.add(split_host(entry)[0])
+                except ValueError as exc:
+                    raise ValueError(f"{entry[:80]!r}: {exc}") from None
         self.names = frozenset(names)
         self.suffixes = tuple(suffixes)
 
     def describe(self) -> str:
-        shown = sorted(n for n in self.names if not n.startswith("*")) + ["*" + s for s in self.suffixes]
+        shown = sorted(f"[{n}]" if ":" in n else n for n in self.names) + ["*" + s for s in self.suffixes]
         return ", ".join(shown) + (", any IP address" if self.any_ip else "")
 
     def refusal(self, value: str | None) -> str | None:

@@ -12,10 +12,17 @@ network, no build step). The game API, JSON in and out like the bot API:
 - ``GET /api/games/ID/record``: the finished game as an ``allfives-record/1`` file (JSON Lines).
 
 A second request for a game while one is being answered gets a 409 (the page sends one at a time).
+One client (address) holds at most ``store.max_client_games`` games (429 beyond). The work runs off
+the event loop where it cannot hold up the rest: hints on the server's analysis queue (bounded in
+all and per client, shared with ``/analyze``: 429 or 503 with Retry-After beyond), the bots' moves
+on ``BOT_WORKERS`` threads of their own, the rest (a game's state, a move, the record) on
+Starlette's thread pool, which the heavy work therefore never fills. ``/health`` and a game's state
+answer at once while hints are being worked out.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 from importlib import resources
@@ -23,8 +30,9 @@ from importlib import resources
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from allfives.server.asgi import Settings, encode_json, endpoint, read_json_body
-from allfives.server.schema import option_types
+from allfives.server.asgi import Settings, client_of, encode_json, endpoint, read_json_body
+from allfives.server.limits import WorkQueue
+from allfives_env.engine.schemas import option_types
 from allfives.server.service import ApiError, json_type, parse_json
 from allfives_env.engine import Rules
 from allfives_env.engine.rules import OPTIONS
@@ -36,13 +44,33 @@ from .game import WebGame
 from .store import GameStore
 
 ASSETS = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
-          "style.css": "text/css; charset=utf-8"}
+          "style.css": "text/css; charset=utf-8", "offline.html": "text/html; charset=utf-8",
+          "offline.js": "text/javascript; charset=utf-8", "allfives.js": "text/javascript; charset=utf-8"}
+#: the offline page's ``static/vendor/`` (onnxruntime-web and the shipped models, put there by
+#: ``npm ci``: scripts/vendor_web.mjs), by suffix; absent in a checkout without npm
+VENDOR_TYPES = {".mjs": "text/javascript; charset=utf-8", ".wasm": "application/wasm",
+                ".onnx": "application/octet-stream"}
 GAME_FIELDS = ("rules", "seat", "bots", "hint", "seed")
+#: threads playing the bots' moves (each waiting move holds its game, so at most one per game waits)
+BOT_WORKERS = 2
 
 
 def _assets() -> dict[str, bytes]:
     folder = resources.files("allfives.web") / "static"
     return {name: (folder / name).read_bytes() for name in ASSETS}
+
+
+def _vendor_files() -> dict:
+    """``static/vendor/`` by relative name (``ort.wasm.min.mjs``, ``models/allfives_2p.onnx``...):
+    the only files a request may name, read on request (the .wasm is 15 MB)."""
+    folder = resources.files("allfives.web") / "static" / "vendor"
+    files = {}
+    for prefix, sub in (("", folder), ("models/", folder / "models")):
+        if sub.is_dir():
+            for f in sub.iterdir():
+                if f.is_file() and "." + f.name.rsplit(".", 1)[-1] in VENDOR_TYPES:
+                    files[prefix + f.name] = f
+    return files
 
 
 def rules_options() -> list[dict]:
@@ -54,8 +82,9 @@ def rules_options() -> list[dict]:
     ]
 
 
-def new_game(body, store: GameStore, bots: dict) -> WebGame:
-    """A ``WebGame`` from a ``POST /api/games`` body (``ApiError`` 400/422 naming the problem)."""
+def new_game(body, store: GameStore, bots: dict, client: str = "-") -> WebGame:
+    """A ``WebGame`` from a ``POST /api/games`` body (``ApiError`` 400/422 naming the problem; 503
+    or 429 when the cap on games, in all or of ``client``, is reached)."""
     if not isinstance(body, dict):
         raise ApiError(400, f"the request must be a JSON object, got {json_type(body)}")
     unknown = sorted(set(body) - set(GAME_FIELDS))
@@ -92,7 +121,7 @@ def new_game(body, store: GameStore, bots: dict) -> WebGame:
     seed = body.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
         raise ApiError(422, f"seed must be an integer 0..2**63-1, got {json.dumps(seed)[:40]}")
-    store.check_room()
+    store.check_room(client)
     if seed is None:
         seed = secrets.randbits(63)
     return WebGame(store.new_id(), rules, seat, seated, bots[hint], seed)
@@ -101,9 +130,12 @@ def new_game(body, store: GameStore, bots: dict) -> WebGame:
 def web_routes(store: GameStore, analyze_worlds: int, analyze_seconds: float):
     """``extra_routes`` for ``allfives.server.asgi.build_app``: the page and the game API."""
     assets = _assets()
+    vendor_files = _vendor_files()
     bots = bot_choices()
 
     def build(settings: Settings):
+        bot_moves = WorkQueue(BOT_WORKERS, what="bot moves")
+
         async def page(request, s):
             return Response(assets["index.html"], headers={"Content-Type": ASSETS["index.html"], "Cache-Control": "no-cache"})
 
@@ -113,22 +145,46 @@ def web_routes(store: GameStore, analyze_worlds: int, analyze_seconds: float):
                 raise ApiError(404, f"no such file {name[:60]!r}; files: app.js, style.css")
             return Response(assets[name], headers={"Content-Type": ASSETS[name], "Cache-Control": "no-cache"})
 
+        async def vendor(request, s):
+            name = request.path_params["path"]
+            file = vendor_files.get(name)
+            if file is None:
+                raise ApiError(404, f"no such file {name[:60]!r} in /static/vendor/ (npm ci puts onnxruntime-web and the models there)")
+            body = await run_in_threadpool(file.read_bytes)
+            return Response(body, headers={"Content-Type": VENDOR_TYPES["." + name.rsplit(".", 1)[-1]],
+                                           "Cache-Control": "no-cache"})
+
         async def options(request, s):
             return 200, {"bots": [b.to_dict() for b in bots.values()], "rules": rules_options(),
-                         "max_games": store.max_games}, {}
+                         "max_games": store.max_games, "max_client_games": store.max_client_games}, {}
 
         async def create(request, s):
             body = parse_json(await read_json_body(request, s))
-            game = await run_in_threadpool(new_game, body, store, bots)
-            store.add(game)
+            client = client_of(request)
+            game = await run_in_threadpool(new_game, body, store, bots, client)
+            store.add(game, client)
             return 201, game.state(), {"Location": f"/api/games/{game.id}"}
 
-        def on_game(request, work):
-            with store.using(request.path_params["game_id"]) as game:
-                return work(game)
+        async def on_game(request, work, queue: WorkQueue | None = None):
+            """``work(game)`` for the request's game, held from now until ``work`` is done, on
+            ``queue`` (``None``: Starlette's thread pool)."""
+            game = store.take(request.path_params["game_id"])
+
+            def held():
+                try:
+                    return work(game)
+                finally:
+                    store.give_back(game)
+
+            try:
+                pending = run_in_threadpool(held) if queue is None else queue.submit(client_of(request), held)
+            except BaseException:
+                store.give_back(game)
+                raise
+            return await asyncio.shield(pending)  # once queued, it runs: only ``held`` gives the game back
 
         async def show(request, s):
-            return 200, await run_in_threadpool(on_game, request, lambda g: g.state()), {}
+            return 200, await on_game(request, lambda g: g.state()), {}
 
         async def delete(request, s):
             store.remove(request.path_params["game_id"])
@@ -143,21 +199,21 @@ def web_routes(store: GameStore, analyze_worlds: int, analyze_seconds: float):
                 game.play(body["action"])
                 return game.state()
 
-            return 200, await run_in_threadpool(on_game, request, work), {}
+            return 200, await on_game(request, work), {}
 
         async def advance(request, s):
             def work(game):
                 game.advance()
                 return game.state()
 
-            return 200, await run_in_threadpool(on_game, request, work), {}
+            return 200, await on_game(request, work, bot_moves), {}
 
         async def hint(request, s):
             work = lambda game: game.hint(analyze_worlds, analyze_seconds)  # noqa: E731
-            return 200, await run_in_threadpool(on_game, request, work), {}
+            return 200, await on_game(request, work, s.analysis), {}
 
         async def record(request, s):
-            rec = await run_in_threadpool(on_game, request, lambda g: g.record())
+            rec = await on_game(request, lambda g: g.record())
             name = f"allfives-{request.path_params['game_id'][:12]}.jsonl"
             return Response(encode_json(rec), headers={"Content-Type": "application/x-ndjson; charset=utf-8",
                                                        "Content-Disposition": f'attachment; filename="{name}"',
@@ -165,6 +221,7 @@ def web_routes(store: GameStore, analyze_worlds: int, analyze_seconds: float):
 
         routes = [
             endpoint("/", {"GET": page}, settings),
+            endpoint("/static/vendor/{path:path}", {"GET": vendor}, settings),
             endpoint("/static/{name}", {"GET": asset}, settings),
             endpoint("/api/options", {"GET": options}, settings),
             endpoint("/api/games", {"POST": create}, settings),
