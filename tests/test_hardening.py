@@ -13,8 +13,10 @@ from allfives_agents.nets.policy import NumpyPolicy, PolicyFileError
 from allfives_env.aec import env, raw_env
 from allfives_env.engine import Game, GameOverError, Rules
 from allfives_env.engine.tiles import NUM_ACTIONS
-from allfives_env.observation import OBS_SIZE, OBS_VERSION
+from allfives_env.observation import OBS_SIZES, OBS_VERSION
 from allfives_env.single_agent import SingleAgentEnv
+
+OBS_SIZE = OBS_SIZES[OBS_VERSION]  # the default environment's observation
 
 from helpers import run_cli
 
@@ -362,7 +364,7 @@ def test_export_refuses_a_model_with_invalid_rules_metadata(tmp_path):
     from test_export import make_model
     from allfives_train.export import ExportError, export_onnx
 
-    model = make_model("mlp", tmp_path / "bad.zip", {"obs_version": OBS_VERSION, "obs_size": OBS_SIZE, "rules": {"num_players": 5}})
+    model = make_model("mlp", tmp_path / "bad.zip", {"obs_version": 1, "obs_size": OBS_SIZES[1], "rules": {"num_players": 5}})  # "mlp" reads version 1
     with pytest.raises(ExportError, match=r"bad\.zip.*'rules'.*num_players must be 2, 3 or 4"):
         export_onnx(model, tmp_path / "bad.onnx")
     assert not (tmp_path / "bad.onnx").exists()

@@ -88,6 +88,8 @@ class EvalCallback(_Every):
         self.run_dir = Path(run_dir)
         self.metadata = metadata
         self.tracker = tracker  # {"best": float, "evals": int}, saved in checkpoints
+        #: the last evaluation in words, for the progress lines (``None`` before the first)
+        self.last: str | None = None
 
     def fire(self) -> None:
         cfg = self.config.eval
@@ -106,7 +108,7 @@ class EvalCallback(_Every):
             save_model(self.model, history.pending_best(self.run_dir), dict(self.metadata, steps=self.num_timesteps, best_win_rate=score, best_against=cfg.best_against))
         self.logger.record(f"eval/best_win_rate_vs_{cfg.best_against}", self.tracker["best"])
         self.logger.dump(self.num_timesteps)
-        self.tracker["last_eval"] = f"{score:.1%} vs {cfg.best_against} at step {self.num_timesteps:,}"
+        self.last = f"{score:.1%} vs {cfg.best_against} at step {self.num_timesteps:,}"
 
 
 class CheckpointCallback(_Every):

@@ -121,14 +121,15 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
             save_checkpoint(run_dir, model, {"pool": pool.state(), "tracker": dict(tracker)})
             history.commit_best(run_dir)  # the checkpoint holds the evaluation that found it
 
+        evaluations = EvalCallback(cfg, rules, run_dir, metadata, tracker)
         callbacks = [
             SelfPlayCallback(pool, cfg.pool.snapshot_every, metadata),
-            EvalCallback(cfg, rules, run_dir, metadata, tracker),
+            evaluations,
             CheckpointCallback(cfg.checkpoint_every, save),
             ThreadsCallback(cfg.torch_threads, cfg.update_threads or cfg.torch_threads),
         ]
         if progress_bar:  # a bar on a terminal, else a line every LOG_EVERY_S seconds (a file, a pipe)
-            callbacks.append(Progress(cfg.total_steps, lambda: tracker.get("last_eval"), bar=is_terminal(sys.stderr)))
+            callbacks.append(Progress(cfg.total_steps, lambda: evaluations.last, bar=is_terminal(sys.stderr)))
 
         # 5. learn ---------------------------------------------------------------------------------
         remaining = cfg.total_steps - model.num_timesteps
