@@ -393,7 +393,7 @@ def check_layout(version, size) -> str | None:
     if version in OBS_SIZES and size == OBS_SIZES[version]:
         return None
     known = "; ".join(f"OBS_VERSION {v}: size {n}" for v, n in OBS_SIZES.items())
-    return f"observations of size {size} (OBS_VERSION {version}) are not built by this package ({known})"
+    return f"observations of size {size} (OBS_VERSION {version}), a layout this package does not build ({known})"
 
 
 def action_mask(view, out: np.ndarray | None = None) -> np.ndarray:

@@ -245,3 +245,25 @@ def test_belief_quality_scores_the_beliefs_and_knowing_the_hands_scores_zero():
         assert count > 0 and brier < 1e-6 * count and loss < 1e-3 * count
         wrong = [hands[s] if s == view.seat else 0 for s in range(3)]  # every other seat holding nothing
         assert tile_errors(view, hands, [wrong], np.ones(1))[0] > 0.9 * sum(hands[s].bit_count() for s in range(3) if s != view.seat)
+
+
+@pytest.mark.slow
+def test_train_cost_measures_speed_and_memory_and_the_time_to_a_target(tmp_path):
+    script = str(ROOT / "benchmarks" / "train_cost.py")
+    result = subprocess.run([sys.executable, script, "--steps", "512", "--rounds", "1", "--row", "2p", "--row", "4p", "--json"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert [row["row"] for row in report["rows"]] == ["2p", "4p"]
+    assert all(row["steps_per_s"] > 0 and row["peak_mib"] > 50 for row in report["rows"])
+    # a target of 1% is met at the first evaluation: its step and the run's wall time up to it
+    result = subprocess.run([sys.executable, script, "--learn", "1024", "--eval-every", "512", "--eval-games", "4",
+                             "--target", "0.01", "--row", "2p_width64", "--json"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    (row,) = json.loads(result.stdout.strip().splitlines()[-1])["rows"]
+    steps = [s for s, _, _ in row["curve"]]
+    assert steps and steps == sorted(steps) and all(w > 0 for _, w, _ in row["curve"])
+    first_hit = next((s, w) for s, w, x in row["curve"] if x >= 0.01) if any(x >= 0.01 for _, _, x in row["curve"]) else (None, None)
+    assert (row["steps_to_target"], row["seconds_to_target"]) == first_hit
+    bad = subprocess.run([sys.executable, script, "--target", "2"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--target" in bad.stderr

@@ -184,7 +184,7 @@ def test_the_aec_env_on_version_2_passes_the_pettingzoo_api_test():
     api_test(env, num_cycles=200)
     env.reset(seed=2)
     assert env.observation_space("player_0")["observation"].shape == (OBS_SIZES[2],)
-    plain = allfives_env.env(num_players=3, target_score=60)
+    plain = allfives_env.env(num_players=3, obs_version=1, target_score=60)
     plain.reset(seed=2)
     for _ in range(30):
         agent = env.agent_selection

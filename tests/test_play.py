@@ -180,8 +180,9 @@ def test_missing_policy_file_is_named(tmp_path):
 
 def test_policy_file_opponent_and_its_hint_probabilities(tmp_path):
     from allfives_agents.nets.policy import NumpyPolicy
-    from allfives_env.observation import OBS_SIZE, OBS_VERSION
+    from allfives_env.observation import OBS_SIZES, OBS_VERSION
 
+    OBS_SIZE = OBS_SIZES[OBS_VERSION]
     rng = np.random.default_rng(0)
     params = {"w0": rng.normal(size=(16, OBS_SIZE)), "b0": np.zeros(16), "w1": rng.normal(size=(112, 16)), "b1": np.zeros(112)}
     path = tmp_path / "tiny.npz"

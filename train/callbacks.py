@@ -81,8 +81,10 @@ class EvalCallback(_Every):
     """Evaluates against the baselines, logs win rates and score differences, appends a row to
     ``evals.jsonl`` and keeps a new best model for ``best.zip`` (train/history.py)."""
 
-    def __init__(self, config, rules, run_dir: Path, metadata: dict, tracker: dict) -> None:
+    def __init__(self, config, rules, run_dir: Path, metadata: dict, tracker: dict, clock=None) -> None:
         super().__init__(config.eval.every)
+        #: the run's learning time so far in seconds (resumed parts included), for each row
+        self.clock = clock
         self.config = config
         self.rules = rules
         self.run_dir = Path(run_dir)
@@ -100,7 +102,7 @@ class EvalCallback(_Every):
             self.logger.record(f"eval/win_rate_vs_{row['opponent']}", row["a_win_rate"])
             self.logger.record(f"eval/score_diff_vs_{row['opponent']}", row["mean_score_diff"])
         score = next(r["a_win_rate"] for r in rows if r["opponent"] == cfg.best_against)
-        entry = {"steps": self.num_timesteps, "results": {r["opponent"]: {k: r[k] for k in ("games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff")} for r in rows}}
+        entry = {"steps": self.num_timesteps, **({"wall_seconds": round(self.clock(), 1)} if self.clock else {}), "results": {r["opponent"]: {k: r[k] for k in ("games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff")} for r in rows}}
         history.append_row(self.run_dir, entry)
         if score > self.tracker["best"]:
             self.tracker["best"] = score

@@ -116,12 +116,15 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
         started = time.time()
         wall_before = tracker["wall_seconds"]
 
+        def clock() -> float:
+            return wall_before + time.time() - started
+
         def save() -> None:
-            tracker["wall_seconds"] = wall_before + time.time() - started
+            tracker["wall_seconds"] = clock()
             save_checkpoint(run_dir, model, {"pool": pool.state(), "tracker": dict(tracker)})
             history.commit_best(run_dir)  # the checkpoint holds the evaluation that found it
 
-        evaluations = EvalCallback(cfg, rules, run_dir, metadata, tracker)
+        evaluations = EvalCallback(cfg, rules, run_dir, metadata, tracker, clock)
         callbacks = [
             SelfPlayCallback(pool, cfg.pool.snapshot_every, metadata),
             evaluations,
