@@ -100,6 +100,12 @@ def test_tiny_training_run_resume_and_corrupt_checkpoint(tmp_path):
     card = json.loads((run_dir / "card.json").read_text())
     assert {r["opponent"] for r in card["final_evaluation"]} == {"random", "greedy"}
     assert "final evaluation" in result.stdout and "random" in result.stdout
+    # the learning curve: a point per evaluation row, by steps and by the run's wall time, drawn as a PNG
+    rows = [json.loads(line) for line in (run_dir / "evals.jsonl").read_text().splitlines()]
+    assert [p["steps"] for p in card["learning_curve"]] == [r["steps"] for r in rows] and rows
+    walls = [p["wall_seconds"] for p in card["learning_curve"]]
+    assert all(w > 0 for w in walls) and walls == sorted(walls) and walls[-1] <= card["wall_seconds"]
+    assert (run_dir / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     # a second fresh run into the same directory is refused; --resume continues it
     again = run_cli("train", "--config", str(TINY), "--run-dir", str(run_dir))
@@ -193,3 +199,23 @@ def test_a_batched_run_in_worker_processes_trains_and_resumes(tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     assert "from step 512" in resumed.stdout
     assert json.loads((run_dir / "checkpoints" / "latest.json").read_text())["steps"] >= 1024
+
+
+def test_learning_curve_points_follow_the_steps_and_keep_rows_without_a_wall_time(tmp_path):
+    from allfives_train import curve
+
+    def row(steps, rate, wall=None):
+        r = {"steps": steps, "results": {"expert": {"a_win_rate": rate, "ci_low": rate - 0.1, "ci_high": rate + 0.1}}}
+        return json.dumps(dict(r, wall_seconds=wall) if wall is not None else r)
+
+    (tmp_path / "evals.jsonl").write_text("\n".join([row(200, 0.5, 20.0), row(100, 0.4, 10.0)]) + "\n")
+    points = curve.write(tmp_path, "t")
+    assert [p["steps"] for p in points] == [100, 200] and [p["wall_seconds"] for p in points] == [10.0, 20.0]
+    assert points[0]["win_rates"] == {"expert": [0.4, pytest.approx(0.3), 0.5]}
+    assert (tmp_path / curve.CURVE_PNG).stat().st_size > 1000
+    # rows of runs before wall times were recorded: drawn by steps only
+    (tmp_path / "evals.jsonl").write_text(row(100, 0.4) + "\n")
+    assert curve.write(tmp_path)[0]["wall_seconds"] is None
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert curve.write(empty) == [] and not (empty / curve.CURVE_PNG).exists()

@@ -26,7 +26,7 @@ import numpy as np
 
 from allfives_env.observation import OBS_SIZES
 
-from . import history
+from . import curve, history
 from .checkpoint import CHECKPOINT_DIR, LATEST, CheckpointError, atomic_write, check_model, load_model, load_state, resume_point, save_checkpoint, set_rng_state
 from .config import CONFIG_NAME, ConfigError, TrainConfig, load_config, resume_changes, resumed_run_config, saved_run_config, to_yaml
 from .envs import make_env_fn
@@ -171,6 +171,7 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
         "best": {"win_rate": tracker["best"], "steps": tracker["best_steps"], "against": cfg.eval.best_against},
         "imitation": imitation_reports(run_dir),
         "final_evaluation": [{k: r[k] for k in ("opponent", "games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff")} for r in rows],
+        "learning_curve": curve.write(run_dir, title=f"{cfg.name}: win rate by steps and time"),
         "config": dataclasses.asdict(cfg),
     }
     atomic_write(run_dir / "card.json", (json.dumps(card, indent=1) + "\n").encode())
