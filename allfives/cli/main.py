@@ -18,6 +18,7 @@ COMMANDS = {
     "play": "allfives.cli.play",
     "tournament": "allfives.cli.tournament",
     "train": "allfives.cli.train",
+    "exploit": "allfives.cli.exploit",
     "export": "allfives.cli.export",
     "serve": "allfives.cli.serve",
 }
