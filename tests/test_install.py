@@ -143,7 +143,7 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path):
         names = {Path(n).relative_to(Path(n).parts[0]).as_posix() for n in tar.getnames() if len(Path(n).parts) > 1}
     for name in SHIPPED:
         assert {f"models/{name}.zip", f"models/{name}.onnx", f"models/{name}.json"} <= names
-    page = {f"allfives/web/static/{name}" for name in ("index.html", "app.js", "style.css", "allfives.js", "offline.html", "offline.js")}
+    page = {f"allfives/web/static/{name}" for name in ("index.html", "app.js", "review.js", "style.css", "favicon.svg", "allfives.js", "offline.html", "offline.js")}
     if REQUIRE_NODE or all((ROOT / name).is_file() for name in VENDOR):  # after npm ci (make install)
         page |= set(VENDOR)
     assert page <= names

@@ -377,3 +377,111 @@ def test_health_and_game_state_answer_at_once_while_hints_fill_the_queue(blocked
         for t in threads:
             t.join(60)
         assert results == [200] * 45
+
+
+# -- takeback, resign, the review, uploaded records, the favicon ------------------------------------
+
+def to_your_turn(server, state):
+    while not state["your_turn"] and not state["over"]:
+        status, state, _ = call(server, "POST", f"/api/games/{state['id']}/advance")
+        assert status == 200, state
+    return state
+
+
+def test_takeback_undoes_your_move_and_the_bots_after_it_by_replaying_the_engine():
+    with web_server() as (server, store):
+        _, state, _ = call(server, "POST", "/api/games", {"rules": {"num_players": 3}, "bots": [None, "greedy", "expert"], "seed": 4})
+        game = f"/api/games/{state['id']}"
+        assert state["casual"] is True and state["can_takeback"] is False
+        status, body, _ = call(server, "POST", f"{game}/takeback")
+        assert status == 409 and "no move to take back" in body["error"]
+        before = to_your_turn(server, state)
+        rng = random.Random(2)
+        for _ in range(2):  # two of your moves and the bots' after them
+            moves = [m for t in before["hand"] for m in t["moves"]]
+            _, after, _ = call(server, "POST", f"{game}/move", {"action": rng.choice(moves)["action"]})
+            after = to_your_turn(server, after)
+            if after["over"]:
+                pytest.skip("the game ended early")
+            status, back, _ = call(server, "POST", f"{game}/takeback")
+            assert status == 200 and back["your_turn"]
+            for key in ("hand", "scores", "log", "board", "players", "hands"):
+                assert back[key] == before[key], key
+            _, before, _ = call(server, "POST", f"{game}/move", {"action": moves[0]["action"]})
+            before = to_your_turn(server, before)
+            assert before["can_takeback"] is True
+        held = store._games[state["id"]]
+        assert [s for s, _ in held.moves].count(0) == 2  # two moves of yours kept, the taken-back ones gone
+        # a rated (not casual) game refuses it
+        _, rated, _ = call(server, "POST", "/api/games", {"bots": [None, "greedy"], "seed": 1, "casual": False})
+        rated = to_your_turn(server, rated)
+        move = next(m for t in rated["hand"] for m in t["moves"])
+        call(server, "POST", f"/api/games/{rated['id']}/move", {"action": move["action"]})
+        status, body, _ = call(server, "POST", f"/api/games/{rated['id']}/takeback")
+        assert status == 409 and "casual games" in body["error"]
+        status, body, _ = call(server, "POST", "/api/games", {"casual": "yes"})
+        assert status == 422 and "casual must be true or false" in body["error"]
+
+
+def test_resign_the_review_and_an_uploaded_record():
+    with web_server(analyze_seconds=60.0) as (server, store):
+        _, state, _ = call(server, "POST", "/api/games", {"rules": {"num_players": 2, "target_score": 61}, "bots": [None, "greedy"], "seed": 6})
+        game = f"/api/games/{state['id']}"
+        status, body, _ = call(server, "GET", f"{game}/review")
+        assert status == 409 and "when the game is over" in body["error"]
+        final = play_out(server, state, random.Random(3))
+        assert final["hands"] and final["hands"][0]["sides"][0]["after"] == final["hands"][0]["sides"][0]["before"] + sum(
+            final["hands"][0]["sides"][0][k] for k in ("in_play", "bonus")) - final["hands"][0]["sides"][0]["penalties"]
+        status, review, _ = call(server, "GET", f"{game}/review")
+        assert status == 200 and review["moves"][0]["end"] == "lead"
+        k = next(m["index"] for m in review["moves"] if m["yours"] and m["choices"] > 1)
+        _, pos, _ = call(server, "GET", f"{game}/review/{k}")
+        status, rating, _ = call(server, "POST", f"{game}/review/{k}/rate")
+        assert status == 200 and rating["analysis"]["worlds"] == 24
+        # the same numbers as the server's own /analyze of that position
+        _, analysis, _ = call(server, "POST", "/analyze", dict(pos["position"], worlds=24, seed=0))
+        assert analysis["moves"] == rating["analysis"]["moves"]
+        assert rating["loss"] == pytest.approx(analysis["moves"][0]["value"] - rating["chosen"]["value"], abs=1e-3)
+        for path, method, code, message in [(f"{game}/review/999", "GET", 404, "no move 999"), (f"{game}/review/x", "GET", 404, "no move 'x'"),
+                                            (f"{game}/review/-1/rate", "POST", 404, "no move '-1'"), (f"{game}/resign", "POST", 409, "the game is over"),
+                                            (f"{game}/takeback", "POST", 409, "the game is over")]:
+            status, body, _ = call(server, method, path)
+            assert status == code and message in body["error"], (path, body)
+        _, text, _ = call(server, "GET", f"{game}/record")
+        record = json.loads(text)
+        status, held, headers = call(server, "POST", "/api/reviews", {"record": record})
+        assert status == 201 and held["seat"] == 0 and len(held["moves"]) == len(review["moves"])
+        assert call(server, "GET", f"/api/games/{held['id']}/review/{k}")[1]["position"] == pos["position"]
+        status, body, _ = call(server, "GET", f"/api/games/{held['id']}")
+        assert status == 409 and "not a game to play" in body["error"]
+        for body, code, message in [([1], 400, "must be a JSON object"), ({"rec": 1}, 400, 'a review is {"record"'),
+                                    ({"record": {"format": "nope"}}, 422, "not a valid allfives-record/1 game"),
+                                    ({"record": record, "seat": 5}, 422, "seat must be 0..1")]:
+            status, answer, _ = call(server, "POST", "/api/reviews", body)
+            assert status == code and message in answer["error"], answer
+        # resign: the game ends at once, the other side wins, the review is ready
+        _, state, _ = call(server, "POST", "/api/games", {"bots": [None, "greedy"], "seed": 2})
+        status, over, _ = call(server, "POST", f"/api/games/{state['id']}/resign")
+        assert status == 200 and over["over"] and over["resigned"] and over["winner"] == over["sides"][1]
+        status, body, _ = call(server, "POST", f"/api/games/{state['id']}/advance")
+        assert status == 409 and "the game is over" in body["error"]
+        assert call(server, "GET", f"/api/games/{state['id']}/review")[0] == 200
+        status, icon, headers = call(server, "GET", "/favicon.ico")
+        assert status == 200 and headers["Content-Type"] == "image/svg+xml" and icon.startswith(b"<svg")
+        status, _, _ = call(server, "GET", "/static/favicon.svg")
+        assert status == 200
+
+
+def test_the_state_has_the_board_its_ends_the_seats_and_the_rules_in_words():
+    with web_server() as (server, _):
+        _, state, _ = call(server, "POST", "/api/games", {"rules": {"num_players": 4}, "bots": [None, "greedy", "greedy", "greedy"], "seed": 3})
+        state = to_your_turn(server, state)
+        assert state["board"].startswith("<svg") and 'role="img"' in state["board"]
+        ends = {e["end"] for e in state["ends"]}
+        playable = {m["end"] for t in state["hand"] for m in t["moves"]}
+        assert playable <= ends and all(0 <= e["x"] <= 1 and 0 <= e["y"] <= 1 for e in state["ends"])
+        assert [p["to_move"] for p in state["players"]] == [True, False, False, False]
+        assert state["players"][0]["tiles"] == len(state["hand"]) and state["players"][0]["name"] == "you"
+        assert [r["name"] for r in state["rules_text"]][:6] == ["num_players", "partnerships", "hand_size", "boneyard_reserve",
+                                                                 "hand_end", "target_score"]
+        assert "going out scores nothing for who went out" in state["rules_text"][4]["text"]

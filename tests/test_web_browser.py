@@ -87,17 +87,23 @@ def play_by_clicks(driver, url: str, players: int, target: int, seed: int, scree
     from selenium.webdriver.common.by import By
 
     rng = random.Random(seed)
+    from selenium.webdriver.support.ui import Select
+
     driver.get(url + "/?pace=0")
     wait_for(driver, lambda d: d.find_elements(By.ID, "rule-num_players"), what="the rules form")
-    set_field(driver, "rule-num_players", str(players))
+    driver.find_element(By.ID, "more-options").click()  # the rules are behind the disclosure
+    Select(driver.find_element(By.ID, "rule-num_players")).select_by_value(str(players))
     set_field(driver, "rule-target_score", str(target))
     wait_for(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#bots select")) == players - 1, what="the seats")
     driver.find_element(By.ID, "new-game").click()
     moves = hints = 0
     while True:
-        wait_for(driver, lambda d: page_state(d) in ("your-turn", "over"), what="your turn or the end")
+        wait_for(driver, lambda d: page_state(d) in ("your-turn", "over", "between-hands"), what="your turn or the end")
         if page_state(driver) == "over":
             break
+        if page_state(driver) == "between-hands":  # the hand's summary waits for a click
+            driver.find_element(By.ID, "next-hand").click()
+            continue
         if hints == 0 and moves == 2:  # a few moves in, so the picture shows a layout
             driver.find_element(By.ID, "hint-button").click()
             wait_for(driver, lambda d: d.find_elements(By.ID, "hint-move"), what="the hint")
@@ -116,7 +122,7 @@ def play_by_clicks(driver, url: str, players: int, target: int, seed: int, scree
             driver.find_element(By.TAG_NAME, "body").send_keys(str(pick + 1))
         else:
             tiles[pick].click()
-        ends = driver.find_elements(By.CSS_SELECTOR, "#ends .end")
+        ends = driver.find_elements(By.CSS_SELECTOR, "#targets .end")  # the ends on the board
         if ends:
             k = rng.randrange(len(ends))
             if by_keyboard:
@@ -126,7 +132,7 @@ def play_by_clicks(driver, url: str, players: int, target: int, seed: int, scree
         moves += 1
         assert moves < 500
     scores = [int(e.text) for e in driver.find_elements(By.CSS_SELECTOR, "#scores .score")]
-    log = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#log li")]
+    log = [e.get_attribute("textContent") for e in driver.find_elements(By.CSS_SELECTOR, "#log li")]  # a closed <details> too
     for old in driver.downloads.glob("*"):
         old.unlink()
     driver.find_element(By.ID, "download").click()

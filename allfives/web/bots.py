@@ -20,22 +20,27 @@ class Bot:
     label: str
     #: the games (num_players, partnerships) it has a setting for; ``None``: any game
     games: tuple[tuple[int, bool], ...] | None = None
+    #: what the page calls it (``Strong``) and one line on how it plays
+    name: str = ""
+    summary: str = ""
 
     def to_dict(self) -> dict:
         games = None if self.games is None else [{"num_players": n, "partnerships": p} for n, p in self.games]
-        return {"id": self.id, "label": self.label, "games": games}
+        return {"id": self.id, "label": self.label, "games": games, "name": self.name or self.id.capitalize(),
+                "summary": self.summary}
 
 
 def bot_choices() -> dict[str, Bot]:
     """Every bot the page may choose, by id (the named bots first)."""
     named = [
-        Bot(name, name, f"{name}: {bot.summary} ({', '.join(describe_game(g) for g in bot.settings)})", tuple(bot.settings))
+        Bot(name, name, f"{name}: {bot.summary} ({', '.join(describe_game(g) for g in bot.settings)})", tuple(bot.settings),
+            name.capitalize(), bot.summary)
         for name, bot in BOTS.items()
         if bot.generic
     ]
     bots = named + [
-        Bot("expert", "expert", "expert (hand-written heuristic)"),
-        Bot("greedy", "greedy", "greedy (most points now)"),
-        Bot("random", "random", "random"),
+        Bot("expert", "expert", "expert (hand-written heuristic)", None, "Expert", "a hand-written heuristic"),
+        Bot("greedy", "greedy", "greedy (most points now)", None, "Greedy", "the most points now"),
+        Bot("random", "random", "random", None, "Random", "any legal move"),
     ]
     return {bot.id: bot for bot in bots}

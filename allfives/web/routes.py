@@ -9,7 +9,15 @@ network, no build step). The game API, JSON in and out like the bot API:
 - ``GET /api/games/ID``: the state; ``DELETE /api/games/ID``: drop the game (204);
 - ``POST /api/games/ID/move`` ``{"action": N}``: the person's move; ``POST /api/games/ID/advance``:
   one bot decision; ``POST /api/games/ID/hint``: the hint bot's move and the move analysis;
-- ``GET /api/games/ID/record``: the finished game as an ``allfives-record/1`` file (JSON Lines).
+- ``GET /api/games/ID/record``: the finished game as an ``allfives-record/1`` file (JSON Lines);
+- ``POST /api/games/ID/takeback``: undo your last move and the bots' after it (casual games);
+  ``POST /api/games/ID/resign``: end the game now;
+- ``GET /api/games/ID/review``: the finished game's placements; ``GET /api/games/ID/review/K``: the
+  position before placement K; ``POST /api/games/ID/review/K/rate``: that move rated by the move
+  analysis (on the analysis queue, like a hint);
+- ``POST /api/reviews`` ``{"record": {...}, "seat": 0}``: an uploaded ``allfives-record/1`` game held
+  for its review (the same ``/api/games/ID/review`` routes; it counts as one of the client's games);
+- ``GET /favicon.ico`` (and ``/static/favicon.svg``): the page's icon.
 
 A second request for a game while one is being answered gets a 409 (the page sends one at a time).
 One client (address) holds at most ``store.max_client_games`` games (429 beyond). The work runs off
@@ -23,6 +31,7 @@ answer at once while hints are being worked out.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import secrets
 from importlib import resources
@@ -35,22 +44,29 @@ from allfives.server.limits import WorkQueue
 from allfives_env.engine.schemas import option_types
 from allfives.server.service import ApiError, json_type, parse_json
 from allfives_env.engine import Rules
+from allfives_env.engine.record import RecordError, replay_record
 from allfives_env.engine.rules import OPTIONS
 
 from allfives_agents.bots import default_bot
 
 from .bots import bot_choices
 from .game import WebGame
+from .review import RecordReview
 from .store import GameStore
 
 ASSETS = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
+          "review.js": "text/javascript; charset=utf-8",
           "style.css": "text/css; charset=utf-8", "offline.html": "text/html; charset=utf-8",
-          "offline.js": "text/javascript; charset=utf-8", "allfives.js": "text/javascript; charset=utf-8"}
+          "offline.js": "text/javascript; charset=utf-8", "allfives.js": "text/javascript; charset=utf-8",
+          "favicon.svg": "image/svg+xml"}
 #: the offline page's ``static/vendor/`` (onnxruntime-web and the shipped models, put there by
 #: ``npm ci``: scripts/vendor_web.mjs), by suffix; absent in a checkout without npm
 VENDOR_TYPES = {".mjs": "text/javascript; charset=utf-8", ".wasm": "application/wasm",
                 ".onnx": "application/octet-stream"}
-GAME_FIELDS = ("rules", "seat", "bots", "hint", "seed")
+GAME_FIELDS = ("rules", "seat", "bots", "hint", "seed", "casual")
+REVIEW_FIELDS = ("record", "seat")
+#: the largest uploaded record (a whole game's JSON)
+MAX_RECORD_BYTES = 1 << 20
 #: threads playing the bots' moves (each waiting move holds its game, so at most one per game waits)
 BOT_WORKERS = 2
 
@@ -121,10 +137,41 @@ def new_game(body, store: GameStore, bots: dict, client: str = "-") -> WebGame:
     seed = body.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
         raise ApiError(422, f"seed must be an integer 0..2**63-1, got {json.dumps(seed)[:40]}")
+    casual = body.get("casual", True)
+    if not isinstance(casual, bool):
+        raise ApiError(422, f"casual must be true or false, got {json.dumps(casual)[:40]}")
     store.check_room(client)
     if seed is None:
         seed = secrets.randbits(63)
-    return WebGame(store.new_id(), rules, seat, seated, bots[hint], seed)
+    return WebGame(store.new_id(), rules, seat, seated, bots[hint], seed, casual)
+
+
+def new_review(body, store: GameStore, client: str = "-") -> RecordReview:
+    """A ``RecordReview`` from a ``POST /api/reviews`` body: the record is replayed and checked by
+    the engine (422 naming the problem)."""
+    if not isinstance(body, dict):
+        raise ApiError(400, f"the request must be a JSON object, got {json_type(body)}")
+    unknown = sorted(set(body) - set(REVIEW_FIELDS))
+    if unknown or "record" not in body:
+        raise ApiError(400, 'a review is {"record": {...an allfives-record/1 game...}, "seat": N}')
+    try:
+        game = replay_record(body["record"], name="the record")
+    except (RecordError, ValueError, TypeError, KeyError) as exc:
+        raise ApiError(422, f"not a valid allfives-record/1 game: {str(exc)[:300]}") from None
+    players = [str(p)[:40] for p in body["record"].get("players", [])] or ["?"] * game.num_players
+    seat = body.get("seat")
+    if seat is None:
+        seat = players.index("human") if "human" in players else 0
+    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < game.num_players:
+        raise ApiError(422, f"seat must be 0..{game.num_players - 1}, got {json.dumps(seat)[:40]}")
+    store.check_room(client)
+    return RecordReview(store.new_id(), game, seat, players)
+
+
+def _a_game(game) -> WebGame:
+    if not isinstance(game, WebGame):
+        raise ApiError(409, "this id is an uploaded record's review, not a game to play")
+    return game
 
 
 def web_routes(store: GameStore, analyze_worlds: int, analyze_seconds: float):
@@ -184,7 +231,7 @@ def web_routes(store: GameStore, analyze_worlds: int, analyze_seconds: float):
             return await asyncio.shield(pending)  # once queued, it runs: only ``held`` gives the game back
 
         async def show(request, s):
-            return 200, await on_game(request, lambda g: g.state()), {}
+            return 200, await on_game(request, lambda g: _a_game(g).state()), {}
 
         async def delete(request, s):
             store.remove(request.path_params["game_id"])
@@ -196,31 +243,73 @@ def web_routes(store: GameStore, analyze_worlds: int, analyze_seconds: float):
                 raise ApiError(422, 'a move is {"action": N}, one of the action ids the state lists')
 
             def work(game):
-                game.play(body["action"])
+                _a_game(game).play(body["action"])
                 return game.state()
 
             return 200, await on_game(request, work), {}
 
         async def advance(request, s):
             def work(game):
-                game.advance()
+                _a_game(game).advance()
                 return game.state()
 
             return 200, await on_game(request, work, bot_moves), {}
 
         async def hint(request, s):
-            work = lambda game: game.hint(analyze_worlds, analyze_seconds)  # noqa: E731
+            work = lambda game: _a_game(game).hint(analyze_worlds, analyze_seconds)  # noqa: E731
             return 200, await on_game(request, work, s.analysis), {}
 
         async def record(request, s):
-            rec = await on_game(request, lambda g: g.record())
+            rec = await on_game(request, lambda g: _a_game(g).record())
             name = f"allfives-{request.path_params['game_id'][:12]}.jsonl"
             return Response(encode_json(rec), headers={"Content-Type": "application/x-ndjson; charset=utf-8",
                                                        "Content-Disposition": f'attachment; filename="{name}"',
                                                        "Cache-Control": "no-store"})
 
+        def game_action(name):
+            async def handler(request, s):
+                def work(game):
+                    getattr(_a_game(game), name)()
+                    return game.state()
+
+                return 200, await on_game(request, work), {}
+
+            return handler
+
+        def index_of(request) -> int:
+            text = request.path_params["index"]
+            if not text.isdigit() or len(text) > 6:
+                raise ApiError(404, f"no move {text[:20]!r}: moves are numbered from 0")
+            return int(text)
+
+        async def review(request, s):
+            return 200, await on_game(request, lambda g: g.review().summary()), {}
+
+        async def review_position(request, s):
+            k = index_of(request)
+            return 200, await on_game(request, lambda g: g.review().position(k)), {}
+
+        async def review_rate(request, s):
+            k = index_of(request)
+            work = lambda g: g.review().rate(k, analyze_worlds, analyze_seconds)  # noqa: E731
+            return 200, await on_game(request, work, s.analysis), {}
+
+        uploads = copy.copy(settings)
+        uploads.max_body = max(settings.max_body, MAX_RECORD_BYTES)
+
+        async def upload(request, s):
+            body = parse_json(await read_json_body(request, uploads))
+            client = client_of(request)
+            held = await run_in_threadpool(new_review, body, store, client)
+            store.add(held, client)
+            return 201, dict(held.review().summary(), id=held.id), {"Location": f"/api/games/{held.id}/review"}
+
+        async def favicon(request, s):
+            return Response(assets["favicon.svg"], headers={"Content-Type": ASSETS["favicon.svg"], "Cache-Control": "max-age=86400"})
+
         routes = [
             endpoint("/", {"GET": page}, settings),
+            endpoint("/favicon.ico", {"GET": favicon}, settings),
             endpoint("/static/vendor/{path:path}", {"GET": vendor}, settings),
             endpoint("/static/{name}", {"GET": asset}, settings),
             endpoint("/api/options", {"GET": options}, settings),
@@ -230,6 +319,12 @@ def web_routes(store: GameStore, analyze_worlds: int, analyze_seconds: float):
             endpoint("/api/games/{game_id}/advance", {"POST": advance}, settings),
             endpoint("/api/games/{game_id}/hint", {"POST": hint}, settings),
             endpoint("/api/games/{game_id}/record", {"GET": record}, settings),
+            endpoint("/api/games/{game_id}/takeback", {"POST": game_action("takeback")}, settings),
+            endpoint("/api/games/{game_id}/resign", {"POST": game_action("resign")}, settings),
+            endpoint("/api/games/{game_id}/review", {"GET": review}, settings),
+            endpoint("/api/games/{game_id}/review/{index}", {"GET": review_position}, settings),
+            endpoint("/api/games/{game_id}/review/{index}/rate", {"POST": review_rate}, settings),
+            endpoint("/api/reviews", {"POST": upload}, settings),
         ]
         return routes, ["/", "/static/app.js", "/static/style.css", "/api/options", "/api/games"]
 
