@@ -4,7 +4,7 @@ the scores on the page must equal the engine's replay of the record the page dow
 
 Without Chromium the tests skip, unless ``ALLFIVES_REQUIRE_BROWSER`` is set (``.ci/run`` sets it
 and installs the browser): then they fail. ``ALLFIVES_SCREENSHOT=PATH`` also keeps the screenshot
-there, in 64 colours (docs/img/web.png was taken so).
+there, in 64 colours (scripts/screenshots.py takes the docs' pictures).
 """
 
 import json

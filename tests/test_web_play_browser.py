@@ -10,6 +10,7 @@ Skips without Chromium unless ``ALLFIVES_REQUIRE_BROWSER`` is set, like test_web
 """
 
 import json
+import math
 import random
 from pathlib import Path
 
@@ -80,7 +81,18 @@ def tap_a_move(driver, rng) -> None:
     assert tiles, "your turn with no playable tile"
     tiles[rng.randrange(len(tiles))].click()
     targets = wait_for(driver, lambda d: by(d, "#targets .end-target"), what="the ends on the board")
+    assert not overlapping_targets(driver), "two end buttons overlap: a tap would take the one on top"
     targets[rng.randrange(len(targets))].click()
+
+
+def overlapping_targets(driver) -> list:
+    """The pairs of end buttons on the board whose boxes intersect (none should)."""
+    return driver.execute_script("""
+        const r = [...document.querySelectorAll('#targets .end-target')].map((b) => b.getBoundingClientRect());
+        const pairs = [];
+        for (let i = 0; i < r.length; i++) for (let j = i + 1; j < r.length; j++)
+          if (r[i].left < r[j].right && r[j].left < r[i].right && r[i].top < r[j].bottom && r[j].top < r[i].bottom) pairs.push([i, j]);
+        return pairs;""")
 
 
 def play_to_the_end(driver, rng, on_turn=None) -> dict:
@@ -231,3 +243,31 @@ def test_a_desktop_game_two_columns_resign_and_an_uploaded_review(browser, tmp_p
         wait_for(driver, lambda d: d.find_element("id", "review-where").text != where, what="the next move")
         bad = axe_violations(driver)
         assert bad == [], bad
+
+
+def test_end_buttons_close_together_on_a_phone_are_spread_apart(browser):
+    """Ends a few pixels apart (an arm bent back beside another on a 390-pixel board) get buttons
+    that do not overlap, each still near its end; ends far apart keep their places."""
+    driver = browser
+    size(driver, 390, 844, True)
+    with web_server() as (server, _):
+        start(driver, server.url, 2, 61)
+        wait_for(driver, lambda d: page_state(d) == "your-turn", what="your turn")
+        placed = driver.execute_script("""
+            const c = document.getElementById('targets');
+            c.replaceChildren();
+            for (const [x, y] of [[0.40, 0.50], [0.44, 0.52], [0.42, 0.47], [0.90, 0.10]]) {
+              const b = document.createElement('button');
+              b.className = 'end-target end'; b.textContent = 'W';
+              b.style.left = `${100 * x}%`; b.style.top = `${100 * y}%`;
+              c.append(b);
+            }
+            const before = [...c.children].map((b) => b.getBoundingClientRect());
+            spreadTargets(c);
+            const after = [...c.children].map((b) => b.getBoundingClientRect());
+            const centre = (r) => [r.left + r.width / 2, r.top + r.height / 2];
+            return {before: before.map(centre), after: after.map(centre), size: after[0].width};""")
+    assert overlapping_targets(driver) == []
+    moved = [math.dist(a, b) for a, b in zip(placed["before"], placed["after"])]
+    assert max(moved[:3]) <= 2 * placed["size"], moved  # each stays near its end
+    assert moved[3] < 0.5, "a button that overlapped none stays where its end is"

@@ -438,11 +438,42 @@ function renderSeats() {
   }), element("li", { class: "seat boneyard" }, `boneyard ${state.boneyard}`));
 }
 
+// Ends that lie close together on a small board (a phone, an arm bent back near another) would
+// stack their buttons, and a tap would take the one on top: push overlapping buttons apart along the
+// axis they overlap least, in pixels, and keep them placed in fractions of the board.
+function spreadTargets(container) {
+  const buttons = [...container.children];
+  const box = container.getBoundingClientRect();
+  if (buttons.length < 2 || !box.width || !box.height) return;
+  const gap = 4;
+  const at = buttons.map((b) => ({ x: parseFloat(b.style.left) / 100 * box.width, y: parseFloat(b.style.top) / 100 * box.height,
+                                   w: b.offsetWidth + gap, h: b.offsetHeight + gap }));
+  for (let round = 0; round < 30; round++) {
+    let moved = false;
+    for (let i = 0; i < at.length; i++) {
+      for (let j = i + 1; j < at.length; j++) {
+        const a = at[i], b = at[j];
+        const ox = (a.w + b.w) / 2 - Math.abs(a.x - b.x), oy = (a.h + b.h) / 2 - Math.abs(a.y - b.y);
+        if (ox <= 0 || oy <= 0) continue;
+        moved = true;
+        if (ox < oy) { const s = (a.x <= b.x ? -ox : ox) / 2; a.x += s; b.x -= s; }
+        else { const s = (a.y <= b.y ? -oy : oy) / 2; a.y += s; b.y -= s; }
+      }
+    }
+    if (!moved) break;
+  }
+  buttons.forEach((b, k) => { b.style.left = `${100 * at[k].x / box.width}%`; b.style.top = `${100 * at[k].y / box.height}%`; });
+}
+
 let drawnBoard = null;
 function renderBoard(canPlay) {
   if (drawnBoard !== state.board) {  // redrawn only when it changed, so the last tile's animation plays once
     $("board").innerHTML = state.board;  // SVG drawn by allfives/web/board.py from the server's view
     drawnBoard = state.board;
+    // the end targets are placed in fractions of the wrap: keep the wrap as wide as the picture
+    // drawn in it, which a short window's height limit (max-height in style.css) can narrow
+    const box = $("board").querySelector("svg")?.viewBox?.baseVal;
+    $("board-wrap").style.maxWidth = box && box.height ? `calc(62vh * ${(box.width / box.height).toFixed(4)})` : "";
   }
   const targets = $("targets");
   targets.replaceChildren();
@@ -459,6 +490,7 @@ function renderBoard(canPlay) {
     button.addEventListener("click", () => play(move.action));
     targets.append(button);
   }
+  spreadTargets(targets);
   const last = state.last;
   $("last-move").textContent = last ? `Last: ${state.names[last.seat]} played ${last.tile[0]}-${last.tile[1]}` +
     (last.points ? `, scoring ${last.points}` : "") + `. Open ends count ${state.count}.` : "The layout is empty: the first tile leads.";
