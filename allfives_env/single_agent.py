@@ -37,6 +37,7 @@ from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
 from allfives_env.inputs import as_action, as_seed
 from allfives_env.observation import OBS_SIZES, OBS_VERSION, encoder
 from allfives_env.opponents import RandomOpponent, as_opponents
+from allfives_env.privileged import PRIVILEGED_SIZE, encode_privileged
 from allfives_env.render_modes import RENDER_MODES, render_as
 
 
@@ -62,6 +63,9 @@ class SingleAgentEnv(gym.Env):
         rules: a ``Rules``; or give the rules options themselves (``num_players=4``, ...).
         render_mode: as in ``raw_env``.
         obs_version: 1 (the default) or 2 (version 1 and the lookahead pieces), as in ``raw_env``.
+        privileged: append the tiles the learner cannot see (``allfives_env.privileged``) to every
+            observation, for a critic that sees every hand in training; a policy that plays must
+            read only the first ``OBS_SIZES[obs_version]`` values (docs/training.md).
     """
 
     metadata = {"render_modes": RENDER_MODES, "render_fps": 1, "obs_version": OBS_VERSION}
@@ -81,11 +85,15 @@ class SingleAgentEnv(gym.Env):
         max_hands: int | None = DEFAULT_MAX_HANDS,
         render_mode: str | None = None,
         obs_version: int = OBS_VERSION,
+        privileged: bool = False,
         rules: Rules | None = None,
         **rule_options,
     ) -> None:
         super().__init__()
-        self._encode = encoder(obs_version)
+        self._encode = self._encode_view = encoder(obs_version)
+        self.view_size = OBS_SIZES[obs_version]
+        if privileged:
+            self._encode = self._encode_privileged
         if obs_version != OBS_VERSION:
             self.metadata = dict(self.metadata, obs_version=obs_version)
         self.rules = rules_from(rules, rule_options)
@@ -107,7 +115,7 @@ class SingleAgentEnv(gym.Env):
         self.render_mode = render_mode
         self.set_opponents(opponents, opponent_weights)
         self.partner_agents = None if partner is None else as_opponents(partner, "partner")
-        self.observation_space = spaces.Box(-1.0, 1.0, (OBS_SIZES[obs_version],), np.float32)
+        self.observation_space = spaces.Box(-1.0, 1.0, (self.view_size + (PRIVILEGED_SIZE if privileged else 0),), np.float32)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.game: Game | None = None
         self.seat = 0
@@ -260,6 +268,14 @@ class SingleAgentEnv(gym.Env):
 
     def _obs(self) -> np.ndarray:
         return self._encode(self.game.view(self._viewer()))
+
+    def _encode_privileged(self, view, out: np.ndarray | None = None) -> np.ndarray:
+        """``_encode`` with ``privileged``: the view's observation, then the tiles hidden from its seat."""
+        if out is None:
+            out = np.empty(self.observation_space.shape, np.float32)
+        self._encode_view(view, out[: self.view_size])
+        encode_privileged(self.game, view.seat, out[self.view_size :])
+        return out
 
     def _info(self) -> dict:
         """The info of every step, of the same keys, types and shapes (docs/environment.md)."""

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.observation import OBS_SIZES
+from allfives_env.privileged import PRIVILEGED_SIZE
 
 #: threads, and processes, a config may ask for per core of this machine
 PER_CORE = 8
@@ -104,16 +105,18 @@ def sb3_needs(cfg) -> list[Need]:
 
     net, version = cfg.net, cfg.net.obs_version
     steps = cfg.n_envs * cfg.ppo.get("n_steps", 2048)
+    privileged = PRIVILEGED_SIZE if net.critic == "privileged" else 0  # the critic's extra values (training only)
+    obs = OBS_SIZES[version] + privileged
     state = af.STATE_SIZE[version] if net.policy == "scorer" else OBS_SIZES[version]
     hidden = net.pi[-1] if net.pi else state
-    params = mlp_params([state, *net.pi]) + mlp_params([state, *net.vf, 1]) + (hidden + 1) * NUM_ACTIONS
+    params = mlp_params([state, *net.pi]) + mlp_params([state + privileged, *net.vf, 1]) + (hidden + 1) * NUM_ACTIONS
     widths = sum(net.pi) + sum(net.vf)
     if net.policy == "scorer":
         params += (hidden + 1 + af.N_FEATURES[version]) * net.scorer_width + net.scorer_width + 1
         widths += NUM_ACTIONS * net.scorer_width
     needs = [
         # SB3 keeps every step's observation, mask and scalars, and copies them all to train on them
-        Need(2 * steps * (OBS_SIZES[version] + NUM_ACTIONS + STEP_SCALARS) * FLOAT, ("n_envs", "ppo.n_steps"),
+        Need(2 * steps * (obs + NUM_ACTIONS + STEP_SCALARS) * FLOAT, ("n_envs", "ppo.n_steps"),
              f"a rollout buffer of {steps} steps"),
         network(params, cfg.ppo.get("batch_size", 64), widths, ("net.pi", "net.vf", "net.scorer_width", "ppo.batch_size")),
         Need(cfg.n_envs * ENV_BYTES[cfg.vec_env], ("n_envs",), f"{cfg.n_envs} environments ({cfg.vec_env})"),
@@ -121,7 +124,7 @@ def sb3_needs(cfg) -> list[Need]:
     ]
     if cfg.imitate.teacher:
         positions = cfg.imitate.games * cfg.imitate.rounds * POSITIONS_PER_GAME
-        needs.append(Need(positions * (OBS_SIZES[version] + NUM_ACTIONS) * FLOAT, ("imitate.games", "imitate.rounds"),
+        needs.append(Need(positions * (obs + NUM_ACTIONS) * FLOAT, ("imitate.games", "imitate.rounds"),
                           f"a warm start's {positions} positions"))
     return needs
 

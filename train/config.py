@@ -105,6 +105,10 @@ class PoolConfig:
     partner: str = "pool"
 
 
+#: ``net.critic``: what the value network reads
+CRITICS = ("view", "privileged")
+
+
 @dataclass
 class NetConfig:
     """Sizes of the policy (``pi``) and value (``vf``) networks."""
@@ -122,6 +126,10 @@ class NetConfig:
     #: the observation the policy reads: 2 (the environments' default: version 1 and the lookahead
     #: pieces), or 1 (see allfives_env.observation)
     obs_version: int = OBS_VERSION
+    #: what the value network reads: "view" (the policy's observation) or "privileged" (also every
+    #: hidden hand and the boneyard, ``allfives_env.privileged``, in training only; the policy still
+    #: reads the view alone, and so does everything that plays); scorer policy only (docs/training.md)
+    critic: str = "view"
 
 
 @dataclass
@@ -443,6 +451,8 @@ def validate(config: TrainConfig) -> None:
         (config.net.precision in PRECISIONS, f"net.precision must be one of {', '.join(PRECISIONS)}"),
         (config.net.precision == "float32" or config.net.policy == "scorer", "net.precision bfloat16 needs net.policy scorer"),
         (config.net.obs_version in OBS_SIZES, f"net.obs_version must be one of {', '.join(map(str, OBS_SIZES))}"),
+        (config.net.critic in CRITICS, f"net.critic must be one of {', '.join(CRITICS)}"),
+        (config.net.critic == "view" or config.net.policy == "scorer", "net.critic privileged needs net.policy scorer (its actor reads the view alone)"),
         (all(n >= 1 for n in config.net.pi + config.net.vf), "net layer sizes must be positive"),
         (config.eval.every >= 1 and config.eval.games >= 2 and config.eval.final_games >= 2, "eval.every >= 1, eval.games and eval.final_games >= 2"),
         (config.eval.workers >= 1, "eval.workers must be at least 1"),

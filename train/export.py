@@ -18,8 +18,6 @@ import os
 import warnings
 from pathlib import Path
 
-import numpy as np
-
 from allfives_env.engine.rules import Rules
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.observation import obs_version_of_size
@@ -72,7 +70,9 @@ def export_onnx(model_path, out_path, opset: int = 17) -> dict:
         raise ExportError(str(exc)) from None
     except Exception as exc:
         raise ExportError(f"not a readable MaskablePPO model: {model_path} ({type(exc).__name__}: {exc})") from None
-    obs_size = int(np.prod(model.observation_space.shape))
+    from allfives_train.network import in_float32, view_size
+
+    obs_size = view_size(model.policy)  # a privileged critic's extra values are not the policy's: the graph takes the view
     try:
         check_layout(metadata, obs_size, str(model_path))
     except PolicyFileError as exc:
@@ -83,8 +83,6 @@ def export_onnx(model_path, out_path, opset: int = 17) -> dict:
         except (TypeError, ValueError) as exc:
             raise ExportError(f"{model_path}: the 'rules' in its metadata are not valid rules: {exc}") from None
     source = {"obs_version": metadata.get("obs_version", obs_version_of_size(obs_size)), "rules": metadata.get("rules"), "source": model_path.name}
-    from allfives_train.network import in_float32
-
     return write_onnx(_actor_module(in_float32(model.policy)), obs_size, source, out_path, opset)
 
 

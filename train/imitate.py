@@ -37,7 +37,6 @@ import numpy as np
 from allfives_agents import make_agent
 from allfives_agents.nets.policy import NumpyPolicy, PPOAgent
 from allfives_env.engine.tiles import NUM_ACTIONS
-from allfives_env.observation import OBS_SIZES
 
 from .envs import make_env_fn
 
@@ -92,7 +91,7 @@ def play_games(cfg, teacher_spec: str, student: NumpyPolicy | None, games: int, 
             g = r + gamma * g
             out.append(g)
         rets.extend(reversed(out))
-    size = OBS_SIZES[cfg.net.obs_version]
+    size = env.observation_space.shape[0]  # with net.critic privileged, the view and the privileged values
     return Batch(
         np.asarray(obs, np.float32).reshape(-1, size),
         np.asarray(masks, bool).reshape(-1, NUM_ACTIONS),

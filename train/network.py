@@ -13,6 +13,11 @@ the legal actions (about 3 of 112 on average) and holds its distribution over th
 (``LegalCategorical``): the masked distribution, its gradients and the chosen actions are those of
 scoring all 112 and masking (tests/test_network.py), at a fraction of the cost. Without a mask
 (export, ``NumpyPolicy``) every action is scored.
+
+With ``net.critic: privileged`` (``privileged_size`` > 0) the training observations end with the
+tiles hidden from the learner (``allfives_env.privileged``); only the value network reads them, so
+the actor, and everything exported or played from it, is a function of the view alone
+(tests/test_privileged_critic.py).
 """
 
 from __future__ import annotations
@@ -52,34 +57,48 @@ def in_float32(policy):
 
 
 class ScoringExtractor(nn.Module):
-    """SB3 ``mlp_extractor``: ``(latent_pi, latent_vf) = ([mlp_pi(state), obs], mlp_vf(state))``,
-    where ``state`` is the position part of the observation (``action_features.STATE_SIZE``)."""
+    """SB3 ``mlp_extractor``: ``(latent_pi, latent_vf) = ([mlp_pi(state), view], mlp_vf(state))``,
+    where ``view`` is the observation the policy plays on (the first ``view_dim`` values) and ``state``
+    its position part (``action_features.STATE_SIZE``).
 
-    def __init__(self, feature_dim: int, pi: list[int], vf: list[int], activation, precision: str = "float32") -> None:
+    With ``privileged_size`` > 0 (``net.critic: privileged``) the features end with that many
+    privileged values (``allfives_env.privileged``): the critic reads ``[state, privileged]``, the
+    actor never reads them, so the policy is a function of the view alone and runs on the view
+    alone (``forward_actor`` takes either width)."""
+
+    def __init__(self, feature_dim: int, pi: list[int], vf: list[int], activation, precision: str = "float32", privileged_size: int = 0) -> None:
         super().__init__()
         self.autocast = PRECISIONS[precision]
-        self.state_dim = af.STATE_SIZE[obs_version_of_size(feature_dim)]
+        self.view_dim = feature_dim - privileged_size
+        self.privileged_size = privileged_size
+        self.state_dim = af.STATE_SIZE[obs_version_of_size(self.view_dim)]
         self.policy_net = mlp([self.state_dim, *pi], activation)
-        self.value_net = mlp([self.state_dim, *vf], activation)
+        self.value_net = mlp([self.state_dim + privileged_size, *vf], activation)
         self.hidden_dim = pi[-1] if pi else self.state_dim
-        self.latent_dim_pi = self.hidden_dim + feature_dim
-        self.latent_dim_vf = vf[-1] if vf else feature_dim
+        self.latent_dim_pi = self.hidden_dim + self.view_dim
+        self.latent_dim_vf = vf[-1] if vf else self.state_dim + privileged_size
 
     def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self.forward_actor(features), self.forward_critic(features)
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
-        return torch.cat([self._hidden(self.policy_net, features), features], dim=-1)
+        view = features if not self.privileged_size else features[:, : self.view_dim]
+        return torch.cat([self._hidden(self.policy_net, view[:, : self.state_dim]), view], dim=-1)
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
-        return self._hidden(self.value_net, features)
+        if not self.privileged_size:
+            return self._hidden(self.value_net, features[:, : self.state_dim])
+        if features.shape[-1] != self.view_dim + self.privileged_size:
+            raise ValueError(f"the privileged critic reads {self.view_dim + self.privileged_size} values (the view's {self.view_dim} and "
+                             f"{self.privileged_size} privileged); got {features.shape[-1]}: only training builds them, play needs the actor alone")
+        return self._hidden(self.value_net, torch.cat([features[:, : self.state_dim], features[:, self.view_dim :]], dim=-1))
 
-    def _hidden(self, net: nn.Sequential, features: torch.Tensor) -> torch.Tensor:
-        """``net`` on the position part, its matrix products in ``precision`` (the result in float32)."""
+    def _hidden(self, net: nn.Sequential, inputs: torch.Tensor) -> torch.Tensor:
+        """``net`` on ``inputs``, its matrix products in ``precision`` (the result in float32)."""
         if self.autocast is None:
-            return net(features[:, : self.state_dim])
-        with torch.autocast(features.device.type, dtype=self.autocast):
-            return net(features[:, : self.state_dim]).float()
+            return net(inputs)
+        with torch.autocast(inputs.device.type, dtype=self.autocast):
+            return net(inputs).float()
 
 
 class ActionScorer(nn.Module):
@@ -198,23 +217,30 @@ _MASKED = -1e8
 
 class AllFivesPolicy(MaskableActorCriticPolicy):
     """MaskablePPO policy with the action-scoring head (``policy_kwargs``: ``net_arch``, ``scorer_width``,
-    ``precision``: ``PRECISIONS``)."""
+    ``precision``: ``PRECISIONS``, ``privileged_size``: the privileged values at the end of each
+    observation that only the critic reads, 0 for none; see ``ScoringExtractor``)."""
 
-    def __init__(self, *args, scorer_width: int = 64, precision: str = "float32", **kwargs) -> None:
+    def __init__(self, *args, scorer_width: int = 64, precision: str = "float32", privileged_size: int = 0, **kwargs) -> None:
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         self.scorer_width = scorer_width
         self.precision = precision
+        self.privileged_size = privileged_size
         self._legal_mask = None
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
         arch = self.net_arch if isinstance(self.net_arch, dict) else {"pi": list(self.net_arch), "vf": list(self.net_arch)}
-        self.mlp_extractor = ScoringExtractor(self.features_dim, list(arch.get("pi", [])), list(arch.get("vf", [])), self.activation_fn, self.precision)
+        self.mlp_extractor = ScoringExtractor(self.features_dim, list(arch.get("pi", [])), list(arch.get("vf", [])), self.activation_fn, self.precision, self.privileged_size)
+
+    @property
+    def view_size(self) -> int:
+        """The observation the actor plays on: the standard vector, without the privileged values."""
+        return self.features_dim - self.privileged_size
 
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)
-        version = obs_version_of_size(self.features_dim)
+        version = obs_version_of_size(self.view_size)
         self.action_net = ActionScorer(self.mlp_extractor.hidden_dim, self.scorer_width, version)
         self.action_dist = LegalCategorical(NUM_ACTIONS)
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
@@ -250,7 +276,15 @@ class AllFivesPolicy(MaskableActorCriticPolicy):
         data = super()._get_constructor_parameters()
         data["scorer_width"] = self.scorer_width
         data["precision"] = self.precision
+        if self.privileged_size:
+            data["privileged_size"] = self.privileged_size
         return data
+
+
+def view_size(policy) -> int:
+    """The observation size an SB3 policy plays on: ``AllFivesPolicy.view_size`` (without the privileged
+    values its critic reads), else its whole observation."""
+    return getattr(policy, "view_size", None) or int(policy.features_dim)
 
 
 #: where ``AllFivesPolicy`` lived before: in ``agents.network`` until the agents package moved into

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from allfives_env.observation import OBS_SIZES
+from allfives_env.privileged import PRIVILEGED_SIZE
 
 from . import curve, history
 from .checkpoint import CHECKPOINT_DIR, LATEST, CheckpointError, atomic_write, check_model, load_model, load_state, resume_point, save_checkpoint, set_rng_state
@@ -80,6 +81,8 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
     rules = cfg.game.rules()
     obs_version = cfg.net.obs_version
     metadata = {"obs_version": obs_version, "obs_size": OBS_SIZES[obs_version], "rules": rules.to_dict(), "config_name": cfg.name}
+    if cfg.net.critic != "view":  # the models play on obs_size values; their critic read more in training
+        metadata["critic"] = cfg.net.critic
 
     # 2. opponent pool and environments ----------------------------------------------------------
     pool = OpponentPool(cfg.pool.heuristics, cfg.pool.self_play, cfg.pool.max_snapshots, run_dir / "pool")
@@ -205,6 +208,8 @@ def policy_spec(cfg: TrainConfig) -> tuple[type, dict]:
     if cfg.net.policy == "scorer":
         policy_kwargs["scorer_width"] = cfg.net.scorer_width
         policy_kwargs["precision"] = cfg.net.precision
+        if cfg.net.critic == "privileged":
+            policy_kwargs["privileged_size"] = PRIVILEGED_SIZE
         return AllFivesPolicy, policy_kwargs
     return MaskableActorCriticPolicy, policy_kwargs
 
