@@ -47,8 +47,9 @@ def test_train_speed_runs_both_pipelines_quiet_and_loaded_and_reports_json():
     assert [row["load"] for row in report["loads"]] == [0, 1]
     for row in report["loads"]:
         assert row["allfives_steps_per_s"] > 0 and row["connect_four_tutorial_steps_per_s"] > 0
-        # the report rounds the ratio to 2 decimals (a tiny run's ratio is about 0.2, where 1% is less than that)
-        assert row["ratio"] == pytest.approx(row["allfives_steps_per_s"] / row["connect_four_tutorial_steps_per_s"], abs=0.0051)
+        # the report rounds the ratio to 2 decimals from the unrounded speeds, which it rounds too:
+        # the two roundings together stay within 0.01
+        assert row["ratio"] == pytest.approx(row["allfives_steps_per_s"] / row["connect_four_tutorial_steps_per_s"], abs=0.01)
         assert [b["ref"] for b in row["baselines"]] == ["HEAD"] and all(b["steps_per_s"] > 0 for b in row["baselines"])
     loaded = report["loads"][1]
     assert loaded["kept_of_quiet"] == pytest.approx(loaded["allfives_steps_per_s"] / report["loads"][0]["allfives_steps_per_s"], abs=0.0051)

@@ -44,7 +44,7 @@ def make_env_fn(cfg: TrainConfig, rank: int, opponents: list[str], weights: list
             control_partner=cfg.pool.partner == "learner",
             reward_scale=game.reward_scale,
             obs_version=cfg.net.obs_version,
-            privileged=cfg.net.critic == "privileged",
+            privileged=getattr(cfg.net, "critic", "view") == "privileged",  # RLlib's net config has no critic choice
             rules=cfg.game.rules(),
             **cfg.game.episode_spec().to_dict(),
         )
