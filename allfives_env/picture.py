@@ -113,6 +113,11 @@ class _Piece(NamedTuple):
     second: int
     tile: int
 
+    @property
+    def box(self) -> tuple[float, float, float, float]:
+        """Its extent ``(x0, y0, x1, y1)``: two halves along its length, one across."""
+        return self.x, self.y, self.x + (1.0 if self.vertical else 2.0), self.y + (2.0 if self.vertical else 1.0)
+
 
 #: between the centre lines of two runs of a bent arm, in halves (a double across a run reaches 1)
 PITCH = 2.0
@@ -328,7 +333,7 @@ def layout_geometry(view, width: float | None = None, height: float | None = Non
         lay.lead(view.lead)
         for tile, e in order:
             lay.place(tile, e, view.spinner)
-        ends = {END_NAMES[e]: lay.target(e) for e in range(4) if view.pips[e] != CLOSED}
+        ends = {END_NAMES[e]: lay.target(e) for e in range(4) if view.pips[e] != CLOSED}  # may clear ``ok``
         if lay.ok:
             break
     rank = {t: i for i, t in enumerate([view.lead, *(t for arm in view.arms for t in arm)])}
@@ -342,10 +347,9 @@ def _line_pieces(view, width: float | None = None, height: float | None = None) 
 
 def _fit(pieces: list[_Piece], box: tuple[float, float, float, float], largest: float) -> tuple[float, float, float]:
     """Scale and offset that fit ``pieces`` into ``box`` (x, y, w, h), centred, halves at most ``largest``."""
-    x0 = min(p.x for p in pieces)
-    y0 = min(p.y for p in pieces)
-    x1 = max(p.x + (1.0 if p.vertical else 2.0) for p in pieces)
-    y1 = max(p.y + (2.0 if p.vertical else 1.0) for p in pieces)
+    boxes = [p.box for p in pieces]
+    x0, y0 = min(b[0] for b in boxes), min(b[1] for b in boxes)
+    x1, y1 = max(b[2] for b in boxes), max(b[3] for b in boxes)
     bx, by, bw, bh = box
     u = min(largest, bw / (x1 - x0), bh / (y1 - y0))
     ox = bx + (bw - u * (x1 - x0)) / 2 - u * x0

@@ -37,10 +37,6 @@ TARGET_ROOM = 0.6
 BADGE_W, BADGE_H, BADGE_GAP = 1.5, 0.75, 0.15
 
 
-def _box(p) -> tuple[float, float, float, float]:
-    return p.x, p.y, p.x + (1.0 if p.vertical else 2.0), p.y + (2.0 if p.vertical else 1.0)
-
-
 def _meets(a, b, margin: float = 0.0) -> bool:
     return min(a[2], b[2]) - max(a[0], b[0]) > -margin and min(a[3], b[3]) - max(a[1], b[1]) > -margin
 
@@ -49,12 +45,12 @@ def _badge_box(piece, pieces, targets) -> tuple[float, float, float, float]:
     """Where the last tile's points badge goes (layout units): beside the tile, above it if that is
     free, else below, right, left or at a corner; clear of every tile and, if it can be, of the ends'
     targets (buttons the page lays over the picture)."""
-    x0, y0, x1, y1 = _box(piece)
+    x0, y0, x1, y1 = piece.box
     cx, cy, g, w, h = (x0 + x1) / 2, (y0 + y1) / 2, BADGE_GAP, BADGE_W, BADGE_H
     spots = [(cx - w / 2, y0 - g - h), (cx - w / 2, y1 + g), (x1 + g, cy - h / 2), (x0 - g - w, cy - h / 2),
              (x1 + g, y0 - g - h), (x0 - g - w, y0 - g - h), (x1 + g, y1 + g), (x0 - g - w, y1 + g)]
     boxes = [(x, y, x + w, y + h) for x, y in spots]
-    tiles = [_box(p) for p in pieces]
+    tiles = [p.box for p in pieces]
     near = [(tx - 0.9, ty - 0.9, tx + 0.9, ty + 0.9) for tx, ty in targets]
     for avoid in (tiles + near, tiles):
         for box in boxes:
@@ -81,7 +77,7 @@ def board(view, title: str = "the layout") -> dict:
     last = _last_play(view)
     last_piece = next((p for p in pieces if p.tile == last[1]), None) if last is not None else None
     badge = _badge_box(last_piece, pieces, points.values()) if last_piece is not None and last[2] else None
-    boxes = [_box(p) for p in pieces] + [(x - TARGET_ROOM, y - TARGET_ROOM, x + TARGET_ROOM, y + TARGET_ROOM)
+    boxes = [p.box for p in pieces] + [(x - TARGET_ROOM, y - TARGET_ROOM, x + TARGET_ROOM, y + TARGET_ROOM)
                                          for x, y in points.values()] + ([badge] if badge else [])
     x0, y0 = min(b[0] for b in boxes) - 0.3, min(b[1] for b in boxes) - 0.3
     x1, y1 = max(b[2] for b in boxes) + 0.3, max(b[3] for b in boxes) + 0.3

@@ -471,9 +471,9 @@ function renderBoard(canPlay) {
     $("board").innerHTML = state.board;  // SVG drawn by allfives/web/board.py from the server's view
     drawnBoard = state.board;
     // the end targets are placed in fractions of the wrap: keep the wrap as wide as the picture
-    // drawn in it, which a short window's height limit (max-height in style.css) can narrow
+    // drawn in it, which a short window's height limit (--board-max-height in style.css) can narrow
     const box = $("board").querySelector("svg")?.viewBox?.baseVal;
-    $("board-wrap").style.maxWidth = box && box.height ? `calc(62vh * ${(box.width / box.height).toFixed(4)})` : "";
+    $("board-wrap").style.maxWidth = box && box.height ? `calc(var(--board-max-height) * ${(box.width / box.height).toFixed(4)})` : "";
   }
   const targets = $("targets");
   targets.replaceChildren();
