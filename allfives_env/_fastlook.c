@@ -46,6 +46,8 @@ static int closed, modulus;
 static long pip_tiles[MAX_PIP + 1];
 static long scoring_on[MAX_PIP][MAX_MODULUS];
 static int end_count[NUM_TILES][MAX_PIP + 1];
+/* lookahead.TILES_WITH_PIPS: the tiles showing any pip of a 7-bit mask */
+static long tiles_with_pips[128];
 
 /* the observation's pieces that fill() writes: the field, its offset and its scale; and where the
    may-hold masks go (NUM_TILES values per seat, for at most may_hold_seats seats) */
@@ -157,6 +159,9 @@ static PyObject *configure(PyObject *self, PyObject *args) {
         (v = table(tables, "is_double")) == NULL || ints_of(v, NUM_TILES, 0, 1, dbl, "is_double") < 0 ||
         (v = table(tables, "pip_tiles")) == NULL || ints_of(v, c + 1, 0, ALL_TILES, pt, "pip_tiles") < 0)
         return NULL;
+    long twp[128];
+    if ((v = table(tables, "tiles_with_pips")) == NULL || ints_of(v, 128, 0, ALL_TILES, twp, "tiles_with_pips") < 0)
+        return NULL;
     if (rows_of(tables, "scoring_on", "pip", c, m, ALL_TILES, &on[0][0], MAX_MODULUS) < 0 ||
         rows_of(tables, "end_count", "tile", NUM_TILES, c + 1, MAX_VALUE, &ec[0][0], MAX_PIP + 1) < 0)
         return NULL;
@@ -176,6 +181,8 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     }
     for (long p = 0; p <= c; p++)
         pip_tiles[p] = pt[p];
+    for (int m = 0; m < 128; m++)
+        tiles_with_pips[m] = twp[m];
     for (long p = 0; p < c; p++)
         for (long r = 0; r < m; r++)
             scoring_on[p][r] = on[p][r];
@@ -479,6 +486,8 @@ static PyObject *move_facts(PyObject *self, PyObject *const *args, Py_ssize_t na
     return out;
 }
 
+static int write_pieces(float *o, const long *masks, Py_ssize_t n_hold, const input_t *in);
+
 /* fill(out, may_hold, hand, legal_actions, move_points, ends_after_moves, next_model, partner_model):
    1 for each tile of each may-hold mask (per relative seat from 1 on), and per move that does not
    go out each configured piece's value at its action id (its field / its scale, clipped to 1); the
@@ -522,15 +531,25 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     }
     if (input_of(args + 2, &in) < 0)
         goto done;
+    if (write_pieces((float *)buf.buf, masks, n_hold, &in) < 0)
+        goto done;
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&buf);
+    return result;
+}
+
+/* the may-hold masks and the per-move pieces of ``in`` into ``o`` (see fill) */
+static int write_pieces(float *o, const long *masks, Py_ssize_t n_hold, const input_t *in) {
     fact_t facts[NUM_ACTIONS];
-    for (Py_ssize_t i = 0; i < in.n; i++)
-        if (fact_of(&in, i, &facts[i]) < 0)
-            goto done;
-    float *o = (float *)buf.buf;
+    for (Py_ssize_t i = 0; i < in->n; i++)
+        if (fact_of(in, i, &facts[i]) < 0)
+            return -1;
     for (Py_ssize_t r = 0; r < n_hold; r++)
         for (long m = masks[r]; m; m &= m - 1)
             o[may_hold_offset + NUM_TILES * r + low_bit(m)] = 1.0f;
-    for (Py_ssize_t i = 0; i < in.n; i++) {
+    for (Py_ssize_t i = 0; i < in->n; i++) {
         const fact_t *f = &facts[i];
         if (f->out)
             continue;
@@ -543,9 +562,80 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             o[piece_offset[k] + f->action] = (float)(x < 1.0 ? x : 1.0);
         }
     }
-    result = Py_None;
-    Py_INCREF(result);
-done:
+    return 0;
+}
+
+/* lookahead.reply_model of ``seat`` (-1: none) for the viewer ``viewer``, from the unseen tiles */
+static void reply_model_of(int seat, int viewer, const long *missing, const long *counts, long unseen, model_t *m) {
+    m->on = seat >= 0 && seat != viewer && counts[seat] != 0;
+    if (!m->on)
+        return;
+    m->allowed = unseen & ~tiles_with_pips[missing[seat]];
+    int k = bit_count(m->allowed);
+    double p = k ? (double)counts[seat] / (double)k : 0.0;
+    m->p = p < 1.0 ? p : 1.0;
+}
+
+/* fill_view(out, seat, next_seat, partner_seat, hand, played, missing_pips, tile_counts, legal_actions,
+   move_points, ends_after_moves): fill() with the may-hold masks and the reply models that
+   lookahead.context and allowed_mask give a view: ``seat`` the viewer, ``next_seat`` the next seat
+   when it plays for another side, ``partner_seat`` the partner (-1: none), ``missing_pips`` and
+   ``tile_counts`` one per seat */
+static PyObject *fill_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError,
+                        "fill_view(out, seat, next_seat, partner_seat, hand, played, missing_pips, tile_counts, "
+                        "legal_actions, move_points, ends_after_moves) takes 11 arguments");
+        return NULL;
+    }
+    if (vector_size < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "configure_pieces() was not called");
+        return NULL;
+    }
+    long seat, nxt, partner, played;
+    Py_ssize_t n;
+    if (int_of(args[1], &seat, "seat") < 0 || int_of(args[2], &nxt, "next_seat") < 0 ||
+        int_of(args[3], &partner, "partner_seat") < 0 || int_of(args[5], &played, "played") < 0)
+        return NULL;
+    if (played < 0 || played > ALL_TILES) {
+        PyErr_SetString(PyExc_ValueError, "played must be a 28-bit tile mask");
+        return NULL;
+    }
+    PyObject **counts_items = items_of(args[7], &n, "tile_counts");
+    if (counts_items == NULL)
+        return NULL;
+    if (n < 2 || n > may_hold_seats + 1) {
+        PyErr_Format(PyExc_ValueError, "tile_counts must hold one count per seat (2..%zd)", may_hold_seats + 1);
+        return NULL;
+    }
+    if (seat < 0 || seat >= n || nxt < -1 || nxt >= n || partner < -1 || partner >= n) {
+        PyErr_SetString(PyExc_ValueError, "seat, next_seat and partner_seat must be seats (-1: none for the last two)");
+        return NULL;
+    }
+    long missing[16], counts[16];
+    if (ints_of(args[6], n, 0, 127, missing, "missing_pips") < 0 ||
+        ints_of(args[7], n, 0, NUM_TILES, counts, "tile_counts") < 0)
+        return NULL;
+    input_t in;
+    PyObject *in_args[6] = {args[4], args[8], args[9], args[10], Py_None, Py_None};
+    if (input_of(in_args, &in) < 0)
+        return NULL;
+    long unseen = ALL_TILES & ~in.hand & ~played;
+    reply_model_of((int)nxt, (int)seat, missing, counts, unseen, &in.next);
+    reply_model_of((int)partner, (int)seat, missing, counts, unseen, &in.partner);
+    long masks[8];
+    for (Py_ssize_t r = 1; r < n; r++)
+        masks[r - 1] = unseen & ~tiles_with_pips[missing[(seat + r) % n]];
+    Py_buffer buf;
+    if (PyObject_GetBuffer(args[0], &buf, PyBUF_WRITABLE) < 0)
+        return NULL;
+    PyObject *result = NULL;
+    if (buf.len != vector_size * (Py_ssize_t)sizeof(float))
+        PyErr_Format(PyExc_ValueError, "out must hold %zd float32 values", vector_size);
+    else if (write_pieces((float *)buf.buf, masks, n - 1, &in) == 0) {
+        result = Py_None;
+        Py_INCREF(result);
+    }
     PyBuffer_Release(&buf);
     return result;
 }
@@ -561,6 +651,9 @@ static PyMethodDef methods[] = {
     {"fill", (PyCFunction)(void (*)(void))fill, METH_FASTCALL,
      "fill(out, may_hold, hand, legal_actions, move_points, ends_after_moves, next_model, partner_model): "
      "the lookahead pieces"},
+    {"fill_view", (PyCFunction)(void (*)(void))fill_view, METH_FASTCALL,
+     "fill_view(out, seat, next_seat, partner_seat, hand, played, missing_pips, tile_counts, legal_actions, "
+     "move_points, ends_after_moves): fill() with the may-hold masks and reply models of a view"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -112,6 +112,14 @@ class Context(NamedTuple):
     partner_model: ReplyModel | None
 
 
+def reply_seats(rules, seat: int) -> tuple[int, int]:
+    """The seats whose replies ``context`` models for the viewer ``seat``, -1 for none: the next seat
+    when it plays for another side, and the partner (what the C accelerator's ``fill_view`` reads)."""
+    nxt = (seat + 1) % rules.num_players
+    partner = rules.partner_of(seat)
+    return (nxt if rules.side_of[nxt] != rules.side_of[seat] else -1, -1 if partner is None else partner)
+
+
 def context(view) -> Context:
     """The reply models of ``view``: the next seat when it plays for another side, and the partner."""
     rules = view.rules
@@ -177,6 +185,7 @@ def accelerator_tables() -> dict:
         "tile_pip_mask": TILE_PIP_MASK,
         "is_double": IS_DOUBLE,
         "action_tile": ACTION_TILE,
+        "tiles_with_pips": TILES_WITH_PIPS,
         "move_facts": MoveFacts,
         "reply_model": ReplyModel,
     }

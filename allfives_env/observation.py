@@ -348,19 +348,34 @@ def _load_lookahead_accelerator():
 
 
 _fill_lookahead = _load_lookahead_accelerator()
+_fill_view = None if _fill_lookahead is None else accelerator.load("_fastlook").fill_view
 #: whether ``encode_lookahead`` runs the C accelerators (both: the version-1 pieces and the move facts)
 LOOKAHEAD_ACCELERATED = _fill_lookahead is not None
 
 
+#: per ``Rules`` object (``id``, with the object), per seat: ``lookahead.reply_seats``
+_REPLY_SEATS: dict[int, tuple] = {}
+
+
+def _reply_seats(rules) -> tuple[tuple[int, int], ...]:
+    entry = _REPLY_SEATS.get(id(rules))
+    if entry is None or entry[0] is not rules:
+        entry = _REPLY_SEATS[id(rules)] = (rules, tuple(lookahead.reply_seats(rules, s) for s in range(rules.num_players)))
+    return entry[1]
+
+
 def encode_lookahead_c(view, out: np.ndarray | None = None) -> np.ndarray:
-    """``encode_lookahead_python`` by the C accelerators (only where built: ``LOOKAHEAD_ACCELERATED``)."""
-    template, rel_sides, score_scale = _template(view.rules)
+    """``encode_lookahead_python`` by the C accelerators (only where built: ``LOOKAHEAD_ACCELERATED``).
+    The reply models and may-hold masks of ``lookahead.context`` are made in C (``fill_view``)."""
+    rules = view.rules
+    template, rel_sides, score_scale = _template(rules)
     o = template + _TAIL_ZEROS
     move_points = view.move_points()
-    _fill_c(o, view, rel_sides[view.seat], score_scale, move_points)
-    ctx = lookahead.context(view)
-    after = view.ends_after_moves()
-    _fill_lookahead(o, _may_hold(view, ctx), view.hand, view.legal_actions, move_points, after, ctx.next_model, ctx.partner_model)
+    seat = view.seat
+    _fill_c(o, view, rel_sides[seat], score_scale, move_points)
+    nxt, partner = _reply_seats(rules)[seat]
+    _fill_view(o, seat, nxt, partner, view.hand, view.played, view.missing_pips, view.tile_counts,
+               view.legal_actions, move_points, view.ends_after_moves())
     return _vector(o, out)
 
 

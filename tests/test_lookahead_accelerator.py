@@ -157,6 +157,50 @@ def test_fill_names_bad_input(fast, args):
             fast.fill(out, bad, *args)
 
 
+def test_fill_view_makes_the_context_and_names_bad_input(fast):
+    """``fill_view`` (the reply models and may-hold masks made in C) writes what ``fill`` writes from
+    ``lookahead.context`` and ``allowed_mask``, for every seat of 2, 3 and 4 players; bad input is named."""
+    for variant in ("2p", "3p", "4p"):
+        for game, view in views_of_random_games(VARIANTS[variant], seed=5, games=2):
+            rules, seat = view.rules, view.seat
+            ctx = lookahead.context(view)
+            points, after = view.move_points(), view.ends_after_moves()
+            want = np.zeros(OBS_SIZES[2], np.float32)
+            may = [lookahead.allowed_mask(view, (seat + r) % rules.num_players) for r in range(1, rules.num_players)]
+            fast.fill(want, may, view.hand, view.legal_actions, points, after, ctx.next_model, ctx.partner_model)
+            got = np.zeros(OBS_SIZES[2], np.float32)
+            fast.fill_view(got, seat, *lookahead.reply_seats(rules, seat), view.hand, view.played, view.missing_pips,
+                           view.tile_counts, view.legal_actions, points, after)
+            assert got.tobytes() == want.tobytes()
+    game = Game(Rules.make(num_players=3), 3)
+    view = game.view(game.current_player)
+    assert view.legal_actions
+    good = [np.zeros(OBS_SIZES[2], np.float32), view.seat, *lookahead.reply_seats(view.rules, view.seat), view.hand, view.played, view.missing_pips, view.tile_counts,
+            view.legal_actions, view.move_points(), view.ends_after_moves()]
+    fast.fill_view(*good)
+    for i, bad, error, message in [
+        (1, 3, ValueError, "seat, next_seat and partner_seat must be seats"),
+        (1, -1, ValueError, "seat, next_seat and partner_seat must be seats"),
+        (3, -2, ValueError, "seat, next_seat and partner_seat must be seats"),
+        (2, "1", TypeError, "next_seat must be an int"),
+        (5, 1 << 28, ValueError, "played must be a 28-bit tile mask"),
+        (6, (0, 0), ValueError, "missing_pips must hold 3 items"),
+        (6, (0, 128, 0), ValueError, "missing_pips must hold ints in 0..127"),
+        (7, (7,), ValueError, "tile_counts must hold one count per seat"),
+        (7, (7, 7, 7, 7, 7), ValueError, "tile_counts must hold one count per seat"),
+        (7, None, TypeError, "tile_counts must be a tuple or list"),
+        (9, [], ValueError, "one entry per legal action"),
+        (0, bytes(4 * OBS_SIZES[2]), BufferError, "not writable"),
+        (0, np.zeros(3, np.float32), ValueError, f"out must hold {OBS_SIZES[2]} float32 values"),
+    ]:
+        broken = list(good)
+        broken[i] = bad
+        with pytest.raises(error, match=message):
+            fast.fill_view(*broken)
+    with pytest.raises(TypeError, match="takes 11 arguments"):
+        fast.fill_view(*good[:10])
+
+
 def test_configure_checks_the_tables(fast, args):
     """Bad tables are refused by name, and a refused configure changes nothing."""
     good = lookahead.accelerator_tables()
