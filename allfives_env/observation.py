@@ -353,27 +353,34 @@ _fill_view = None if _fill_lookahead is None else accelerator.load("_fastlook").
 LOOKAHEAD_ACCELERATED = _fill_lookahead is not None
 
 
-#: per ``Rules`` object (``id``, with the object), per seat: ``lookahead.reply_seats``
-_REPLY_SEATS: dict[int, tuple] = {}
+#: per ``Rules`` object (``id``, with the object): what ``encode_lookahead_c`` reads of the rules
+_LOOKAHEAD_TEMPLATES: dict[int, tuple] = {}
 
 
-def _reply_seats(rules) -> tuple[tuple[int, int], ...]:
-    entry = _REPLY_SEATS.get(id(rules))
-    if entry is None or entry[0] is not rules:
-        entry = _REPLY_SEATS[id(rules)] = (rules, tuple(lookahead.reply_seats(rules, s) for s in range(rules.num_players)))
-    return entry[1]
+def _lookahead_template(rules) -> tuple[array, tuple, int | float, tuple]:
+    """``_template`` of ``rules`` with the version-2 vector's zeros after it, and per seat
+    ``lookahead.reply_seats`` (cached like ``_template``)."""
+    entry = _LOOKAHEAD_TEMPLATES.get(id(rules))
+    if entry is not None and entry[0] is rules:
+        return entry[1]
+    template, rel_sides, score_scale = _template(rules)
+    seats = tuple(lookahead.reply_seats(rules, s) for s in range(rules.num_players))
+    if len(_LOOKAHEAD_TEMPLATES) > 64:
+        _LOOKAHEAD_TEMPLATES.clear()
+    entry = (template + _TAIL_ZEROS, rel_sides, score_scale, seats)
+    _LOOKAHEAD_TEMPLATES[id(rules)] = (rules, entry)
+    return entry
 
 
 def encode_lookahead_c(view, out: np.ndarray | None = None) -> np.ndarray:
     """``encode_lookahead_python`` by the C accelerators (only where built: ``LOOKAHEAD_ACCELERATED``).
     The reply models and may-hold masks of ``lookahead.context`` are made in C (``fill_view``)."""
-    rules = view.rules
-    template, rel_sides, score_scale = _template(rules)
-    o = template + _TAIL_ZEROS
+    template, rel_sides, score_scale, reply_seats = _lookahead_template(view.rules)
+    o = template[:]
     move_points = view.move_points()
     seat = view.seat
-    _fill_c(o, view, rel_sides[seat], score_scale, move_points)
-    nxt, partner = _reply_seats(rules)[seat]
+    _fill(memoryview(o)[:OBS_SIZE], view, rel_sides[seat], score_scale, move_points)
+    nxt, partner = reply_seats[seat]
     _fill_view(o, seat, nxt, partner, view.hand, view.played, view.missing_pips, view.tile_counts,
                view.legal_actions, move_points, view.ends_after_moves())
     return _vector(o, out)
