@@ -190,3 +190,26 @@ def test_the_shipped_zips_load_as_a_user_would_and_old_zips_still_load(tmp_path)
     assert np.array_equal(torch_logits(load_ppo(old, device="cpu"), obs), reference)
     assert rename_policy_class(old) and not rename_policy_class(old)
     assert np.array_equal(torch_logits(MaskablePPO.load(old, device="cpu"), obs), reference)
+
+
+def test_adam_is_fused_where_torch_runs_it_and_loads_a_plain_adams_state():
+    """The learner's Adam takes the fused step on the CPU where this torch has it; a choice in
+    ``optimizer_kwargs`` is kept; the state of a plain (foreach) Adam, as in older checkpoints, loads."""
+    import torch
+
+    from allfives_train.network import FUSED_ADAM, optimizer_kwargs
+
+    assert optimizer_kwargs(torch.optim.Adam, {"eps": 1e-5}, "cpu") == ({"eps": 1e-5, "fused": True} if FUSED_ADAM else {"eps": 1e-5})
+    assert optimizer_kwargs(torch.optim.Adam, {"foreach": True}, "cpu") == {"foreach": True}
+    assert optimizer_kwargs(torch.optim.SGD, {}, "cpu") == {}
+    if not FUSED_ADAM:
+        return
+    net = torch.nn.Linear(3, 2)
+    plain = torch.optim.Adam(net.parameters(), foreach=True)
+    net(torch.ones(1, 3)).sum().backward()
+    plain.step()
+    fused = torch.optim.Adam(net.parameters(), **optimizer_kwargs(torch.optim.Adam, {}, "cpu"))
+    fused.load_state_dict(plain.state_dict())
+    before = net.weight.detach().clone()
+    fused.step()
+    assert fused.defaults["fused"] and not torch.equal(before, net.weight)

@@ -243,7 +243,7 @@ class AllFivesPolicy(MaskableActorCriticPolicy):
         version = obs_version_of_size(self.view_size)
         self.action_net = ActionScorer(self.mlp_extractor.hidden_dim, self.scorer_width, version)
         self.action_dist = LegalCategorical(NUM_ACTIONS)
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **optimizer_kwargs(self.optimizer_class, self.optimizer_kwargs, self.device))
 
     # SB3 hands the mask to the distribution after the logits; the scorer takes it before, so
     # that it scores the legal actions only.
@@ -279,6 +279,28 @@ class AllFivesPolicy(MaskableActorCriticPolicy):
         if self.privileged_size:
             data["privileged_size"] = self.privileged_size
         return data
+
+
+def _fused_adam_runs_on_cpu() -> bool:
+    try:
+        torch.optim.Adam([nn.Parameter(torch.zeros(1))], fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return False
+    return True
+
+
+#: whether this torch has the fused Adam on the CPU (2.4 and later): one kernel per step for all the
+#: parameters, where the default runs a few per tensor (about 7% of an update of the 2p recipe)
+FUSED_ADAM = _fused_adam_runs_on_cpu()
+
+
+def optimizer_kwargs(optimizer_class, kwargs: dict, device) -> dict:
+    """``kwargs`` for ``optimizer_class``, with Adam's fused step where this torch runs it on ``device``
+    (and the caller chose no implementation)."""
+    if (optimizer_class is torch.optim.Adam and FUSED_ADAM and torch.device(device).type == "cpu"
+            and not {"fused", "foreach"} & set(kwargs)):
+        return {**kwargs, "fused": True}
+    return dict(kwargs)
 
 
 def view_size(policy) -> int:
