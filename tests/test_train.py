@@ -219,3 +219,52 @@ def test_learning_curve_points_follow_the_steps_and_keep_rows_without_a_wall_tim
     empty = tmp_path / "empty"
     empty.mkdir()
     assert curve.write(empty) == [] and not (empty / curve.CURVE_PNG).exists()
+
+
+@pytest.mark.slow
+def test_init_from_starts_from_a_models_weights_and_linear_decay_ends_at_zero(tmp_path):
+    """``init_from`` starts a run from another model's policy weights (another network is refused by
+    name), and ``lr_decay: linear`` takes the learning rate from ``ppo.learning_rate`` down to 0 at
+    ``total_steps``, on the same line across a resume."""
+    import torch
+
+    from allfives_train.network import load_ppo
+    from allfives_train.train import init_weights, ppo_arguments
+
+    cfg = load_config(TINY, ["lr_decay=linear", "ppo.learning_rate=0.001"])
+    schedule = ppo_arguments(cfg)["learning_rate"]
+    assert [schedule(p) for p in (1.0, 0.25, 0.0)] == [0.001, 0.00025, 0.0]
+    assert ppo_arguments(load_config(TINY))["learning_rate"] == load_config(TINY).ppo["learning_rate"]
+
+    first = tmp_path / "first"
+    assert run_cli("train", "--config", str(TINY), "--run-dir", str(first), "--no-progress").returncode == 0
+    source = load_ppo(first / "final.zip").policy.state_dict()
+    second = tmp_path / "second"
+    result = run_cli("train", "--config", str(TINY), "--run-dir", str(second), "--no-progress", f"init_from={first / 'final.zip'}",
+                     "lr_decay=linear", "total_steps=1024")
+    assert result.returncode == 0, result.stderr
+    rate = load_config(TINY).ppo["learning_rate"]
+    # updates of 256 steps, each at the rate of the share of the run left after its rollout; a
+    # checkpoint is saved during a rollout, so step N's holds the rate of the update before it
+    # (the last three checkpoints are kept)
+    rates = [load_ppo(second / "checkpoints" / f"step_{n:010d}").policy.optimizer.param_groups[0]["lr"] for n in (512, 768)]
+    assert rates == pytest.approx([rate * 3 / 4, rate / 2])
+    assert load_ppo(second / "final.zip").policy.optimizer.param_groups[0]["lr"] == 0.0
+    resumed = run_cli("train", "--run-dir", str(second), "--resume", "total_steps=1536", "--no-progress")
+    assert resumed.returncode == 0, resumed.stderr
+
+    # the weights at step 0 are the source's; another network is a one-line error naming init_from
+    import allfives_train.train as train_module
+    from allfives_train.envs import make_env_fn
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    tiny = load_config(TINY)
+    env = DummyVecEnv([make_env_fn(tiny, 0, ["random"], [1.0])])
+    model = train_module.new_model(tiny, env, tmp_path / "tb")
+    init_weights(model, first / "final.zip")
+    assert all(torch.equal(v, source[k]) for k, v in model.policy.state_dict().items())
+    wide = train_module.new_model(load_config(TINY, ["net.pi=[16]"]), env, tmp_path / "tb")
+    with pytest.raises(ConfigError, match="init_from: .* holds another network"):
+        init_weights(wide, first / "final.zip")
+    broken = run_cli("train", "--config", str(TINY), "--run-dir", str(tmp_path / "third"), "init_from=README.md")
+    assert broken.returncode == 2 and "init_from" in broken.stderr and "Traceback" not in broken.stderr

@@ -182,6 +182,12 @@ class TrainConfig:
     #: torch threads for the PPO update, while the environments wait (0: ``torch_threads``)
     update_threads: int = 0
     checkpoint_every: int = 50_000
+    #: the learning rate over the run: "constant" (``ppo.learning_rate`` throughout) or "linear"
+    #: (from ``ppo.learning_rate`` at step 0 to 0 at ``total_steps``)
+    lr_decay: str = "constant"
+    #: a model zip (a run's ``final.zip``, a shipped ``models/NAME.zip``) whose policy weights start
+    #: the run instead of random ones; its network and observation must be this config's
+    init_from: str = ""
     game: GameConfig = field(default_factory=GameConfig)
     pool: PoolConfig = field(default_factory=PoolConfig)
     net: NetConfig = field(default_factory=NetConfig)
@@ -445,6 +451,8 @@ def validate(config: TrainConfig) -> None:
         (config.torch_threads >= 1, "torch_threads must be at least 1"),
         (config.update_threads >= 0, "update_threads must be 0 (as torch_threads) or more"),
         (config.checkpoint_every >= 1, "checkpoint_every must be at least 1"),
+        (config.lr_decay in LR_DECAYS, f"lr_decay must be one of {', '.join(LR_DECAYS)}"),
+        (not config.init_from or Path(config.init_from).is_file(), f"init_from: file not found: {cut(str(config.init_from))}"),
         (config.net.activation in ("tanh", "relu"), "net.activation must be tanh or relu"),
         (config.net.policy in ("scorer", "mlp"), "net.policy must be scorer or mlp"),
         (config.net.scorer_width >= 1, "net.scorer_width must be at least 1"),
@@ -519,6 +527,10 @@ def _check_agent(spec, key: str) -> None:
             make_agent(parsed)
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"{key}: agent {shown(spec)}: {cut(str(exc))}") from None
+
+
+#: ``lr_decay``: how the learning rate goes from ``ppo.learning_rate`` over the run
+LR_DECAYS = ("constant", "linear")
 
 
 #: every MaskablePPO argument a config may set: its kind (``float | None``: null allowed), its range

@@ -100,11 +100,13 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
         # 3. model: new, or the latest checkpoint ----------------------------------------------------
         if resume:
             policy_class, policy_kwargs = policy_spec(cfg)
-            model = load_model(checkpoint.model, env, cfg.device, policy_class, policy_kwargs, cfg.ppo, state["episodes"], tensorboard_log=str(run_dir / "tb"))
+            model = load_model(checkpoint.model, env, cfg.device, policy_class, policy_kwargs, ppo_arguments(cfg), state["episodes"], tensorboard_log=str(run_dir / "tb"))
             set_rng_state(state["rng"])
             print(f"resuming {run_dir} from step {model.num_timesteps}")
         else:
             model = new_model(cfg, env, run_dir / "tb")
+            if cfg.init_from:
+                init_weights(model, cfg.init_from)
             if cfg.imitate.teacher:
                 from .imitate import open_cache, warm_start
 
@@ -227,8 +229,48 @@ def new_model(cfg: TrainConfig, env, tensorboard_dir):
         seed=cfg.seed,
         device=cfg.device,
         verbose=0,
-        **cfg.ppo,
+        **ppo_arguments(cfg),
     )
+
+
+class LinearDecay:
+    """SB3 learning-rate schedule of ``lr_decay: linear``: ``start`` times the share of the run left."""
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+
+    def __call__(self, progress_remaining: float) -> float:
+        return self.start * progress_remaining
+
+
+def ppo_arguments(cfg: TrainConfig) -> dict:
+    """``cfg.ppo`` as MaskablePPO takes it: the learning rate a schedule under ``lr_decay: linear``
+    (SB3 counts the progress over the whole run, so a resumed run goes on down the same line)."""
+    if cfg.lr_decay == "linear":
+        return {**cfg.ppo, "learning_rate": LinearDecay(cfg.ppo["learning_rate"])}
+    return dict(cfg.ppo)
+
+
+def init_weights(model, path) -> None:
+    """Start ``model`` from the policy weights of the model zip ``path`` (``init_from``);
+    ``ConfigError`` naming the file when it is not a model or its network is another one."""
+    import torch
+
+    from .network import load_ppo
+
+    try:
+        check_model(Path(path))
+        source = load_ppo(path, device="cpu").policy.state_dict()
+    except (CheckpointError, OSError, ValueError, KeyError, RuntimeError) as exc:
+        raise ConfigError(f"init_from: {path} is not a readable model zip: {str(exc)[:300]}") from None
+    target = model.policy.state_dict()
+    wrong = [k for k in target if k not in source or source[k].shape != target[k].shape]
+    if wrong or set(source) - set(target):
+        raise ConfigError(f"init_from: {path} holds another network than this config's "
+                          f"(first difference: {(wrong or sorted(set(source) - set(target)))[0]}); "
+                          "net.* and net.obs_version must be those it was trained with")
+    with torch.no_grad():
+        model.policy.load_state_dict({k: v.to(target[k].device) for k, v in source.items()})
 
 
 def check_device(device: str) -> None:
