@@ -486,7 +486,15 @@ static PyObject *move_facts(PyObject *self, PyObject *const *args, Py_ssize_t na
     return out;
 }
 
-static int write_pieces(float *o, const long *masks, Py_ssize_t n_hold, const input_t *in);
+static PyObject *write_out(PyObject *out, const long *masks, Py_ssize_t n_hold, const input_t *in);
+
+/* 0 once configure_pieces() was called, else -1 with the error (fill and fill_view need it) */
+static int pieces_configured(void) {
+    if (vector_size >= 0)
+        return 0;
+    PyErr_SetString(PyExc_RuntimeError, "configure_pieces() was not called");
+    return -1;
+}
 
 /* fill(out, may_hold, hand, legal_actions, move_points, ends_after_moves, next_model, partner_model):
    1 for each tile of each may-hold mask (per relative seat from 1 on), and per move that does not
@@ -499,53 +507,47 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
                         "partner_model) takes 8 arguments");
         return NULL;
     }
-    if (vector_size < 0) {
-        PyErr_SetString(PyExc_RuntimeError, "configure_pieces() was not called");
+    if (pieces_configured() < 0)
         return NULL;
-    }
-    Py_buffer buf;
-    if (PyObject_GetBuffer(args[0], &buf, PyBUF_WRITABLE) < 0)
-        return NULL;
-    PyObject *result = NULL;
-    input_t in;
-    if (buf.len != vector_size * (Py_ssize_t)sizeof(float)) {
-        PyErr_Format(PyExc_ValueError, "out must hold %zd float32 values", vector_size);
-        goto done;
-    }
     Py_ssize_t n_hold;
     PyObject **hold = items_of(args[1], &n_hold, "may_hold");
     if (hold == NULL)
-        goto done;
+        return NULL;
     if (n_hold > may_hold_seats) {
         PyErr_Format(PyExc_ValueError, "may_hold must hold at most %zd masks", may_hold_seats);
-        goto done;
+        return NULL;
     }
     long masks[8];
     for (Py_ssize_t r = 0; r < n_hold; r++) {
         if (int_of(hold[r], &masks[r], "an item of may_hold") < 0)
-            goto done;
+            return NULL;
         if (masks[r] < 0 || masks[r] > ALL_TILES) {
             PyErr_SetString(PyExc_ValueError, "may_hold must hold 28-bit tile masks");
-            goto done;
+            return NULL;
         }
     }
+    input_t in;
     if (input_of(args + 2, &in) < 0)
-        goto done;
-    if (write_pieces((float *)buf.buf, masks, n_hold, &in) < 0)
-        goto done;
-    result = Py_None;
-    Py_INCREF(result);
-done:
-    PyBuffer_Release(&buf);
-    return result;
+        return NULL;
+    return write_out(args[0], masks, n_hold, &in);
 }
 
-/* the may-hold masks and the per-move pieces of ``in`` into ``o`` (see fill) */
-static int write_pieces(float *o, const long *masks, Py_ssize_t n_hold, const input_t *in) {
+/* the may-hold masks and the per-move pieces of ``in`` into the vector ``out`` (see fill); None, or
+   NULL with an error */
+static PyObject *write_out(PyObject *out, const long *masks, Py_ssize_t n_hold, const input_t *in) {
     fact_t facts[NUM_ACTIONS];
     for (Py_ssize_t i = 0; i < in->n; i++)
         if (fact_of(in, i, &facts[i]) < 0)
-            return -1;
+            return NULL;
+    Py_buffer buf;
+    if (PyObject_GetBuffer(out, &buf, PyBUF_WRITABLE) < 0)
+        return NULL;
+    if (buf.len != vector_size * (Py_ssize_t)sizeof(float)) {
+        PyErr_Format(PyExc_ValueError, "out must hold %zd float32 values", vector_size);
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
+    float *o = (float *)buf.buf;
     for (Py_ssize_t r = 0; r < n_hold; r++)
         for (long m = masks[r]; m; m &= m - 1)
             o[may_hold_offset + NUM_TILES * r + low_bit(m)] = 1.0f;
@@ -562,7 +564,8 @@ static int write_pieces(float *o, const long *masks, Py_ssize_t n_hold, const in
             o[piece_offset[k] + f->action] = (float)(x < 1.0 ? x : 1.0);
         }
     }
-    return 0;
+    PyBuffer_Release(&buf);
+    Py_RETURN_NONE;
 }
 
 /* lookahead.reply_model of ``seat`` (-1: none) for the viewer ``viewer``, from the unseen tiles */
@@ -588,10 +591,8 @@ static PyObject *fill_view(PyObject *self, PyObject *const *args, Py_ssize_t nar
                         "legal_actions, move_points, ends_after_moves) takes 11 arguments");
         return NULL;
     }
-    if (vector_size < 0) {
-        PyErr_SetString(PyExc_RuntimeError, "configure_pieces() was not called");
+    if (pieces_configured() < 0)
         return NULL;
-    }
     long seat, nxt, partner, played;
     Py_ssize_t n;
     if (int_of(args[1], &seat, "seat") < 0 || int_of(args[2], &nxt, "next_seat") < 0 ||
@@ -626,18 +627,7 @@ static PyObject *fill_view(PyObject *self, PyObject *const *args, Py_ssize_t nar
     long masks[8];
     for (Py_ssize_t r = 1; r < n; r++)
         masks[r - 1] = unseen & ~tiles_with_pips[missing[(seat + r) % n]];
-    Py_buffer buf;
-    if (PyObject_GetBuffer(args[0], &buf, PyBUF_WRITABLE) < 0)
-        return NULL;
-    PyObject *result = NULL;
-    if (buf.len != vector_size * (Py_ssize_t)sizeof(float))
-        PyErr_Format(PyExc_ValueError, "out must hold %zd float32 values", vector_size);
-    else if (write_pieces((float *)buf.buf, masks, n - 1, &in) == 0) {
-        result = Py_None;
-        Py_INCREF(result);
-    }
-    PyBuffer_Release(&buf);
-    return result;
+    return write_out(args[0], masks, n - 1, &in);
 }
 
 static PyMethodDef methods[] = {

@@ -159,12 +159,26 @@ def _divisor(scale, rules):
     return getattr(rules, scale) if isinstance(scale, str) else scale
 
 
+def _per_rules(cache: dict, rules, build):
+    """``build(rules)``, kept in ``cache`` per ``Rules`` object: by ``id`` with the object itself, so
+    another object at a reused id is built again; the cache is emptied past 64 entries."""
+    entry = cache.get(id(rules))
+    if entry is not None and entry[0] is rules:
+        return entry[1]
+    value = build(rules)
+    if len(cache) > 64:
+        cache.clear()
+    cache[id(rules)] = (rules, value)
+    return value
+
+
 def _template(rules) -> tuple[array, tuple, int | float]:
     """Per ``Rules`` object (cached): the pieces that depend only on the rules, per viewer the side
     of each seat in relative order, and the divisor of the scores."""
-    entry = _TEMPLATES.get(id(rules))
-    if entry is not None and entry[0] is rules:
-        return entry[1]
+    return _per_rules(_TEMPLATES, rules, _build_template)
+
+
+def _build_template(rules) -> tuple[array, tuple, int | float]:
     o = _ZEROS[:]
     n = rules.num_players
     for r in range(n):
@@ -179,11 +193,7 @@ def _template(rules) -> tuple[array, tuple, int | float]:
     o[_RULES + 1] = rules.boneyard_reserve / _divisor(reserve_scale, rules)
     o[_RULES + 2] = min(rules.tiles_per_hand / _divisor(tiles_scale, rules), 1.0)
     rel_sides = tuple(tuple(rules.side_of[(v + r) % n] for r in range(n)) for v in range(n))
-    if len(_TEMPLATES) > 64:
-        _TEMPLATES.clear()
-    entry = (o, rel_sides, _divisor(SCALES["scores"], rules))
-    _TEMPLATES[id(rules)] = (rules, entry)
-    return entry
+    return o, rel_sides, _divisor(SCALES["scores"], rules)
 
 
 def _put_tiles(o: array, start: int, mask: int) -> None:
@@ -339,37 +349,30 @@ def encode_lookahead_python(view, out: np.ndarray | None = None) -> np.ndarray:
 
 
 def _load_lookahead_accelerator():
-    """The C accelerator's fill of the lookahead pieces, or ``None`` (see ``lookahead.ACCELERATED``)."""
+    """The C accelerator's fill of the lookahead pieces of a view, or ``None`` (see ``lookahead.ACCELERATED``)."""
     if not (ACCELERATED and lookahead.ACCELERATED):
         return None
     _fastlook = accelerator.load("_fastlook")
     _fastlook.configure_pieces(_LOOKAHEAD, (_MAY_HOLD, _MAY_HOLD_SEATS), OBS_SIZES[2])
-    return _fastlook.fill
+    return _fastlook.fill_view
 
 
-_fill_lookahead = _load_lookahead_accelerator()
-_fill_view = None if _fill_lookahead is None else accelerator.load("_fastlook").fill_view
+_fill_view = _load_lookahead_accelerator()
 #: whether ``encode_lookahead`` runs the C accelerators (both: the version-1 pieces and the move facts)
-LOOKAHEAD_ACCELERATED = _fill_lookahead is not None
-
-
-#: per ``Rules`` object (``id``, with the object): what ``encode_lookahead_c`` reads of the rules
+LOOKAHEAD_ACCELERATED = _fill_view is not None
+#: per ``Rules`` object: what ``encode_lookahead_c`` reads of the rules (``_lookahead_template``)
 _LOOKAHEAD_TEMPLATES: dict[int, tuple] = {}
 
 
 def _lookahead_template(rules) -> tuple[array, tuple, int | float, tuple]:
     """``_template`` of ``rules`` with the version-2 vector's zeros after it, and per seat
     ``lookahead.reply_seats`` (cached like ``_template``)."""
-    entry = _LOOKAHEAD_TEMPLATES.get(id(rules))
-    if entry is not None and entry[0] is rules:
-        return entry[1]
+    return _per_rules(_LOOKAHEAD_TEMPLATES, rules, _build_lookahead_template)
+
+
+def _build_lookahead_template(rules) -> tuple[array, tuple, int | float, tuple]:
     template, rel_sides, score_scale = _template(rules)
-    seats = tuple(lookahead.reply_seats(rules, s) for s in range(rules.num_players))
-    if len(_LOOKAHEAD_TEMPLATES) > 64:
-        _LOOKAHEAD_TEMPLATES.clear()
-    entry = (template + _TAIL_ZEROS, rel_sides, score_scale, seats)
-    _LOOKAHEAD_TEMPLATES[id(rules)] = (rules, entry)
-    return entry
+    return template + _TAIL_ZEROS, rel_sides, score_scale, tuple(lookahead.reply_seats(rules, s) for s in range(rules.num_players))
 
 
 def encode_lookahead_c(view, out: np.ndarray | None = None) -> np.ndarray:
@@ -379,7 +382,7 @@ def encode_lookahead_c(view, out: np.ndarray | None = None) -> np.ndarray:
     o = template[:]
     move_points = view.move_points()
     seat = view.seat
-    _fill(memoryview(o)[:OBS_SIZE], view, rel_sides[seat], score_scale, move_points)
+    _fill_c(o, view, rel_sides[seat], score_scale, move_points)
     nxt, partner = reply_seats[seat]
     _fill_view(o, seat, nxt, partner, view.hand, view.played, view.missing_pips, view.tile_counts,
                view.legal_actions, move_points, view.ends_after_moves())
