@@ -255,12 +255,12 @@ def init_weights(model, path) -> None:
     """Start ``model`` from the policy weights of the model zip ``path`` (``init_from``);
     ``ConfigError`` naming the file when it is not a model or its network is another one."""
     import torch
-
-    from .network import load_ppo
+    from stable_baselines3.common.save_util import load_from_zip_file
 
     try:
         check_model(Path(path))
-        source = load_ppo(path, device="cpu").policy.state_dict()
+        # the weights alone (torch's weights-only load): none of the zip's pickled objects is read
+        source = load_from_zip_file(path, load_data=False, device="cpu")[1]["policy"]
     except (CheckpointError, OSError, ValueError, KeyError, RuntimeError) as exc:
         raise ConfigError(f"init_from: {path} is not a readable model zip: {str(exc)[:300]}") from None
     target = model.policy.state_dict()
