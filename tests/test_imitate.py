@@ -244,3 +244,49 @@ def test_total_steps_0_is_behaviour_cloning_alone_and_needs_a_teacher(tmp_path):
     final, cloned = NumpyPolicy.load(run_dir / "final.zip"), NumpyPolicy.load(run_dir / "checkpoints" / "step_0000000000.zip")
     obs = np.random.default_rng(0).random((5, final.obs_size), dtype=np.float32)
     np.testing.assert_array_equal(final.logits(obs), cloned.logits(obs))
+
+
+@pytest.mark.parametrize("net", [{}, {"net.policy": "mlp", "net.precision": "float32"}], ids=["scorer", "mlp"])
+def test_visit_targets_are_a_search_teachers_root_shares_and_the_student_learns_them(net):
+    from sb3_contrib import MaskablePPO
+
+    from allfives_env.single_agent import SingleAgentEnv
+    from allfives_train.imitate import soft_cross_entropy
+    from allfives_train.train import policy_spec
+
+    teacher = "ismcts:iters=40"
+    cfg = tiny_config(**{"imitate.teacher": teacher, "imitate.target": "visits", "imitate.explore": 0.0, **net})
+    data = play_games(cfg, teacher, None, games=3, seed=5)
+    assert data.visits.shape == (len(data), 112)
+    np.testing.assert_allclose(data.visits.sum(1), 1.0, rtol=1e-5)
+    assert not (data.visits[~data.mask] > 0).any(), "shares only on legal moves"
+    several = data.mask.sum(1) > 1
+    assert (data.visits[several].max(1) < 1).any(), "a search spreads its visits"
+    # the label is the most visited move (ties: the lower id, as the agent chooses)
+    np.testing.assert_array_equal(data.action, np.argmax(data.visits, axis=1))
+    again = play_games(cfg, teacher, None, games=3, seed=5)
+    np.testing.assert_array_equal(data.visits, again.visits)
+
+    policy_class, kwargs = policy_spec(cfg)
+    torch.manual_seed(0)
+    model = MaskablePPO(policy_class, SingleAgentEnv(obs_version=2), policy_kwargs=kwargs, seed=0, device="cpu")
+    obs, mask, target = (torch.as_tensor(getattr(data, k)) for k in ("obs", "mask", "visits"))
+
+    def loss() -> float:
+        with torch.no_grad():
+            return float(soft_cross_entropy(model.policy.get_distribution(obs, mask), target).mean())
+
+    before = loss()
+    cfg.imitate.epochs, cfg.imitate.learning_rate, cfg.imitate.batch_size = 30, 3e-3, 64
+    fit(model, data, cfg, log=lambda *_: None)
+    assert loss() < before - 0.1, (before, loss())
+
+
+@pytest.mark.parametrize("teacher", ["expert", "greedy"])
+def test_visit_targets_refuse_a_teacher_that_is_not_a_search(teacher):
+    from allfives_train.config import ConfigError
+
+    with pytest.raises(ConfigError, match="imitate.target visits needs a search teacher"):
+        tiny_config(**{"imitate.teacher": teacher, "imitate.target": "visits"})
+    with pytest.raises(ConfigError, match="imitate.target must be one of move, visits"):
+        tiny_config(**{"imitate.target": "policy"})

@@ -150,6 +150,9 @@ class ImitateConfig:
     vf_coef: float = 0.5
     #: processes that play the games
     workers: int = 1
+    #: what the student learns from: ``move`` (the teacher's move) or ``visits`` (a search teacher's
+    #: share of root visits per move, AlphaZero's soft target; the teacher must be a search)
+    target: str = "move"
 
 
 @dataclass
@@ -469,6 +472,7 @@ def validate(config: TrainConfig) -> None:
         (config.imitate.batch_size >= 1 and config.imitate.workers >= 1, "imitate.batch_size and imitate.workers must be at least 1"),
         (math.isfinite(config.imitate.learning_rate) and config.imitate.learning_rate > 0, "imitate.learning_rate must be a finite number > 0"),
         (math.isfinite(config.imitate.vf_coef) and config.imitate.vf_coef >= 0, "imitate.vf_coef must be a finite number >= 0"),
+        (config.imitate.target in IMITATE_TARGETS, f"imitate.target must be one of {', '.join(IMITATE_TARGETS)}"),
         (config.eval.best_against in config.eval.opponents, "eval.best_against must be one of eval.opponents"),
     ]
     for ok, message in checks:
@@ -478,6 +482,8 @@ def validate(config: TrainConfig) -> None:
         _check_agent(spec, "eval.opponents")
     if config.imitate.teacher:
         _check_agent(config.imitate.teacher, "imitate.teacher")
+        if config.imitate.target == "visits":
+            _check_search_teacher(config)
     config.ppo = _check_ppo(config.ppo, config.n_envs)
     problem = sb3_problem(config)
     if problem:
@@ -528,6 +534,21 @@ def _check_agent(spec, key: str) -> None:
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"{key}: agent {shown(spec)}: {cut(str(exc))}") from None
 
+
+def _check_search_teacher(config) -> None:
+    """``imitate.target: visits`` reads the root visits of a search: refuse another teacher now."""
+    from allfives_agents import make_agent
+    from allfives_agents.factory import BotAgent
+
+    teacher = make_agent(config.imitate.teacher, rules=config.game.rules())
+    if isinstance(teacher, BotAgent):
+        teacher = teacher.for_rules(config.game.rules())
+    if not hasattr(teacher, "search"):
+        raise ConfigError(f"imitate.target visits needs a search teacher (ismcts, strong), not {shown(config.imitate.teacher)}")
+
+
+#: ``imitate.target``: the student's target at each position
+IMITATE_TARGETS = ("move", "visits")
 
 #: ``lr_decay``: how the learning rate goes from ``ppo.learning_rate`` over the run
 LR_DECAYS = ("constant", "linear")

@@ -5,9 +5,12 @@
    teacher's (round 1) or the student's own (later rounds, so the data holds the positions the
    student reaches; DAgger, Ross et al. 2011), with a share ``explore`` of random moves; at each
    decision keep the observation, the mask, the teacher's move (``teacher.act(env.view())``) and
-   the discounted return of the learner's rewards from there (the value head's target);
+   the discounted return of the learner's rewards from there (the value head's target); with
+   ``target: visits`` also the search teacher's share of root visits per move (its move is the
+   most visited);
 2. train the policy on everything gathered so far: cross-entropy to the teacher's move over the
-   legal moves, plus ``vf_coef`` times the squared error of the value;
+   legal moves (``target: visits``: to its visit shares, as AlphaZero trains its policy on the
+   search's), plus ``vf_coef`` times the squared error of the value;
 3. repeat for ``rounds`` rounds, and report the student's agreement with the teacher on held-out
    positions.
 
@@ -35,24 +38,30 @@ from pathlib import Path
 import numpy as np
 
 from allfives_agents import make_agent
+from allfives_agents.factory import BotAgent
 from allfives_agents.nets.policy import NumpyPolicy, PPOAgent
 from allfives_env.engine.tiles import NUM_ACTIONS
 
 from .envs import make_env_fn
 
 
+FIELDS = ("obs", "mask", "action", "ret", "visits")
+
+
 @dataclass
 class Batch:
-    """Positions of the learner: observations, masks, teacher moves, returns."""
+    """Positions of the learner: observations, masks, teacher moves, returns, and the teacher's
+    visit shares per action (``target: visits``; zero columns otherwise)."""
 
     obs: np.ndarray
     mask: np.ndarray
     action: np.ndarray
     ret: np.ndarray
+    visits: np.ndarray
 
     @classmethod
     def concat(cls, parts: list["Batch"]) -> "Batch":
-        return cls(*(np.concatenate([getattr(p, k) for p in parts]) for k in ("obs", "mask", "action", "ret")))
+        return cls(*(np.concatenate([getattr(p, k) for p in parts]) for k in FIELDS))
 
     def __len__(self) -> int:
         return len(self.action)
@@ -62,19 +71,24 @@ def play_games(cfg, teacher_spec: str, student: NumpyPolicy | None, games: int, 
     """``games`` episodes of the training environment from ``seed``; see the module docstring (step 1)."""
     rng = random.Random(seed)
     teacher = make_agent(teacher_spec, seed=rng.getrandbits(63))
+    soft = cfg.imitate.target == "visits"
     student_agent = PPOAgent(student) if student is not None else None
     specs, weights = list(cfg.pool.heuristics), list(cfg.pool.heuristics.values())
     env = make_env_fn(cfg, 0, specs, weights)()  # the environment PPO trains in: seats, pool, rewards
     explore, gamma = cfg.imitate.explore, cfg.ppo["gamma"]
-    obs, masks, actions, rets = [], [], [], []
+    obs, masks, actions, rets, shares = [], [], [], [], []
     for _ in range(games):
         o, info = env.reset(seed=rng.getrandbits(63))
         rewards = []
         done = False
         while not done:
             view = env.view()
-            label = teacher.act(view)
             legal = view.legal_actions
+            if soft:
+                label, share = visit_shares(teacher, view)
+                shares.append(share)
+            else:
+                label = teacher.act(view)
             if rng.random() < explore:
                 move = legal[rng.randrange(len(legal))]
             else:
@@ -97,7 +111,26 @@ def play_games(cfg, teacher_spec: str, student: NumpyPolicy | None, games: int, 
         np.asarray(masks, bool).reshape(-1, NUM_ACTIONS),
         np.asarray(actions, np.int64),
         np.asarray(rets, np.float32),
+        np.asarray(shares, np.float32).reshape(-1, NUM_ACTIONS) if soft else np.zeros((len(actions), 0), np.float32),
     )
+
+
+def visit_shares(teacher, view) -> tuple[int, np.ndarray]:
+    """A search teacher's move at ``view`` and its share of the root's visits per action (the
+    search ``act`` runs, early stop included; a forced move: all on it)."""
+    if isinstance(teacher, BotAgent):
+        teacher = teacher.for_rules(view.rules)
+    legal = view.legal_actions
+    share = np.zeros(NUM_ACTIONS, np.float32)
+    if len(legal) == 1:
+        share[legal[0]] = 1.0
+        return legal[0], share
+    root = teacher.search(view, decide=teacher.stop == "early")
+    for action in legal:
+        child = root.children.get(action)
+        share[action] = child.visits if child is not None else 0
+    share /= share.sum()
+    return teacher.choose(root, legal), share
 
 
 def gather(cfg, student: NumpyPolicy | None, games: int, seed: int, workers: int, keep: "ChunkStore | None" = None) -> Batch:
@@ -136,13 +169,13 @@ class ChunkStore:
             return None
         try:
             with np.load(path, allow_pickle=False) as f:
-                return Batch(*(f[k] for k in ("obs", "mask", "action", "ret")))
+                return Batch(*(f[k] for k in FIELDS))
         except (OSError, ValueError, KeyError) as exc:  # a damaged file is played again
             print(f"imitation cache: {path.name} is unreadable ({exc}); playing its games again")
             return None
 
     def write(self, chunk: int, batch: Batch) -> None:
-        _atomic_save(self.folder / f"{self.prefix}-chunk{chunk:04d}.npz", obs=batch.obs, mask=batch.mask, action=batch.action, ret=batch.ret)
+        _atomic_save(self.folder / f"{self.prefix}-chunk{chunk:04d}.npz", **{k: getattr(batch, k) for k in FIELDS})
 
     def fitted(self) -> tuple[dict, dict] | None:
         """The weights and report saved after this round's fit, or ``None``."""
@@ -226,15 +259,20 @@ def fit(model, data: Batch, cfg, log) -> dict:
     held = order[: max(1, len(data) // 20)]
     train = order[len(held) :]
     optimizer = torch.optim.Adam(policy.parameters(), lr=imitate.learning_rate)
-    t = {k: torch.as_tensor(getattr(data, k)) for k in ("obs", "mask", "action", "ret")}
+    t = {k: torch.as_tensor(getattr(data, k)) for k in FIELDS}
+    soft = data.visits.shape[1] > 0
     policy.set_training_mode(True)
     for epoch in range(imitate.epochs):
         gen.shuffle(train)
         total_pi = total_v = 0.0
         for start in range(0, len(train), imitate.batch_size):
             idx = torch.as_tensor(train[start : start + imitate.batch_size])
-            values, logp, _ = policy.evaluate_actions(t["obs"][idx], t["action"][idx], t["mask"][idx])
-            loss_pi = -logp.mean()
+            if soft:
+                values = policy.predict_values(t["obs"][idx])
+                loss_pi = soft_cross_entropy(policy.get_distribution(t["obs"][idx], t["mask"][idx]), t["visits"][idx]).mean()
+            else:
+                values, logp, _ = policy.evaluate_actions(t["obs"][idx], t["action"][idx], t["mask"][idx])
+                loss_pi = -logp.mean()
             loss_v = torch.nn.functional.mse_loss(values.flatten(), t["ret"][idx])
             loss = loss_pi + imitate.vf_coef * loss_v
             optimizer.zero_grad()
@@ -251,6 +289,17 @@ def fit(model, data: Batch, cfg, log) -> dict:
         several = t["mask"][idx].sum(-1) > 1
         agree = float((choice == t["action"][idx])[several].float().mean()) if bool(several.any()) else 1.0
     return {"positions": len(data), "agreement": agree}
+
+
+def soft_cross_entropy(dist, target):
+    """Cross-entropy of the policy's distribution ``dist`` to the target shares ``target`` (rows of
+    112, zero off the legal moves), one value per position."""
+    import torch
+
+    if getattr(dist, "idx", None) is not None:  # the scorer's distribution over the legal actions
+        return -torch.where(dist.valid, target.gather(1, dist.idx) * dist.log_p, 0.0).sum(1)
+    log_p = dist.distribution.logits  # SB3's masked categorical: normalised log-probabilities
+    return -torch.where(target > 0, target * log_p, 0.0).sum(1)
 
 
 def warm_start(model, cfg, metadata: dict, log=print, cache: Path | None = None) -> list[dict]:
