@@ -8,7 +8,7 @@ STAMP = $(VENV)/.installed
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py package.json package-lock.json allfives_env/_fastobs.c allfives_env/_fastlook.c allfives_env/_fastargs.h allfives_env/_fastbits.h Makefile
+$(STAMP): pyproject.toml setup.py package.json package-lock.json allfives_env/_fastobs.c allfives_env/_fastlook.c allfives_env/_fastargs.h allfives_env/_fastbits.h allfives_env/_fastview.h Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# CPU build of torch first, so nothing pulls a multi-GB CUDA build

@@ -80,8 +80,8 @@ setup(
     packages=packages(),
     package_dir=RENAMED,
     ext_modules=[
-        Extension("allfives_env._fastobs", ["allfives_env/_fastobs.c"], depends=["allfives_env/_fastargs.h", "allfives_env/_fastbits.h"], optional=True),
-        Extension("allfives_env._fastlook", ["allfives_env/_fastlook.c"], depends=["allfives_env/_fastargs.h", "allfives_env/_fastbits.h"], optional=True),
+        Extension("allfives_env._fastobs", ["allfives_env/_fastobs.c"], depends=["allfives_env/_fastargs.h", "allfives_env/_fastbits.h", "allfives_env/_fastview.h"], optional=True),
+        Extension("allfives_env._fastlook", ["allfives_env/_fastlook.c"], depends=["allfives_env/_fastargs.h", "allfives_env/_fastbits.h", "allfives_env/_fastview.h"], optional=True),
     ],
     cmdclass={"build_py": build_py_with_models, "build_ext": build_ext_exact},
 )

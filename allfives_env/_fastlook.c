@@ -16,8 +16,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "_fastargs.h"
-#include "_fastbits.h"
+#include "_fastview.h"
 #include <math.h>
 
 #define NUM_TILES 28
@@ -321,7 +320,7 @@ static int input_of(PyObject *const *args, input_t *in) {
 
 /* engine.layout.scoring_replies(pips, values, False, candidates), into ``out``; returns the count */
 static int scoring_replies(const long *pips, const long *values, long candidates, long *out) {
-    long best[NUM_TILES] = {0};
+    long best[NUM_TILES]; /* best[t] is set once t is in ``seen`` */
     long seen = 0;
     long total = values[0] + values[1] + values[2] + values[3];
     for (int e = 0; e < 4; e++) {
@@ -334,7 +333,7 @@ static int scoring_replies(const long *pips, const long *values, long candidates
             int t = low_bit(scoring);
             scoring &= scoring - 1;
             long points = rest + end_count[t][p];
-            if (points > best[t]) {
+            if (points > (seen >> t & 1 ? best[t] : 0)) {
                 best[t] = points;
                 seen |= 1L << t;
             }
@@ -377,49 +376,34 @@ static long max_of(const long *values, int n) {
     return m;
 }
 
-/* the facts of move ``i`` of ``in`` */
-static int fact_of(const input_t *in, Py_ssize_t i, fact_t *f) {
-    if (int_of(in->legal[i], &f->action, "an item of legal_actions") < 0 ||
-        int_of(in->points[i], &f->points, "an item of move_points") < 0)
-        return -1;
-    if (f->action < 0 || f->action >= NUM_ACTIONS) {
-        PyErr_SetString(PyExc_ValueError, "legal_actions holds an id outside 0..111");
-        return -1;
-    }
-    int t = action_tile[f->action];
-    long left = in->hand & ~(1L << t);
+/* the facts of ``action`` (scoring ``points``, leaving the ends ``pips`` and ``values``) for a
+   hand ``hand`` against the reply models ``next`` and ``partner`` */
+static void facts_of(long hand, long action, long points, const long *pips, const long *values, const model_t *next,
+                     const model_t *partner, fact_t *f) {
+    int t = action_tile[action];
+    long left = hand & ~(1L << t);
+    f->action = action;
+    f->points = points;
     f->dbl = is_double[t];
     f->threat = f->no_reply = f->partner = 0.0;
     f->threat_max = f->pips_left = f->variety = f->mobility = 0;
     f->out = left == 0;
     if (f->out)
-        return 0;
-    Py_ssize_t two;
-    PyObject **after = items_of(in->after[i], &two, "an item of ends_after_moves");
-    if (after == NULL)
-        return -1;
-    long pips[4], values[4];
-    if (two != 2) {
-        PyErr_SetString(PyExc_ValueError, "an item of ends_after_moves must be (pips, values)");
-        return -1;
-    }
-    if (ints_of(after[0], 4, 0, closed, pips, "the pips of ends_after_moves") < 0 ||
-        ints_of(after[1], 4, 0, MAX_VALUE, values, "the values of ends_after_moves") < 0)
-        return -1;
+        return;
     long fitting = pip_tiles[pips[0]] | pip_tiles[pips[1]] | pip_tiles[pips[2]] | pip_tiles[pips[3]];
     long replies[NUM_TILES];
-    if (in->next.on) {
-        int n = scoring_replies(pips, values, in->next.allowed, replies);
+    if (next->on) {
+        int n = scoring_replies(pips, values, next->allowed, replies);
         if (n) {
-            f->threat = expected_best(replies, n, in->next.p);
+            f->threat = expected_best(replies, n, next->p);
             f->threat_max = max_of(replies, n);
         }
-        f->no_reply = pow(1.0 - in->next.p, (double)bit_count(in->next.allowed & fitting));
+        f->no_reply = pow(1.0 - next->p, (double)bit_count(next->allowed & fitting));
     }
-    if (in->partner.on) {
-        int n = scoring_replies(pips, values, in->partner.allowed, replies);
+    if (partner->on) {
+        int n = scoring_replies(pips, values, partner->allowed, replies);
         if (n)
-            f->partner = expected_best(replies, n, in->partner.p);
+            f->partner = expected_best(replies, n, partner->p);
     }
     long pip_set = 0;
     for (long m = left; m; m &= m - 1) {
@@ -429,6 +413,33 @@ static int fact_of(const input_t *in, Py_ssize_t i, fact_t *f) {
     }
     f->variety = bit_count(pip_set);
     f->mobility = bit_count(left & fitting);
+}
+
+/* the facts of move ``i`` of ``in`` (its Python items read and checked) */
+static int fact_of(const input_t *in, Py_ssize_t i, fact_t *f) {
+    long action, points;
+    if (int_of(in->legal[i], &action, "an item of legal_actions") < 0 ||
+        int_of(in->points[i], &points, "an item of move_points") < 0)
+        return -1;
+    if (action < 0 || action >= NUM_ACTIONS) {
+        PyErr_SetString(PyExc_ValueError, "legal_actions holds an id outside 0..111");
+        return -1;
+    }
+    long pips[4] = {0, 0, 0, 0}, values[4] = {0, 0, 0, 0};
+    if (in->hand & ~(1L << action_tile[action])) {  /* the ends matter only to a move that does not go out */
+        Py_ssize_t two;
+        PyObject **after = items_of(in->after[i], &two, "an item of ends_after_moves");
+        if (after == NULL)
+            return -1;
+        if (two != 2) {
+            PyErr_SetString(PyExc_ValueError, "an item of ends_after_moves must be (pips, values)");
+            return -1;
+        }
+        if (ints_of(after[0], 4, 0, closed, pips, "the pips of ends_after_moves") < 0 ||
+            ints_of(after[1], 4, 0, MAX_VALUE, values, "the values of ends_after_moves") < 0)
+            return -1;
+    }
+    facts_of(in->hand, action, points, pips, values, &in->next, &in->partner, f);
     return 0;
 }
 
@@ -532,6 +543,27 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     return write_out(args[0], masks, n_hold, &in);
 }
 
+/* 1 for each tile of each may-hold mask and each configured piece of each fact that does not go out,
+   into the vector ``o`` (vector_size floats) */
+static void write_pieces(float *o, const long *masks, Py_ssize_t n_hold, const fact_t *facts, Py_ssize_t n) {
+    for (Py_ssize_t r = 0; r < n_hold; r++)
+        for (long m = masks[r]; m; m &= m - 1)
+            o[may_hold_offset + NUM_TILES * r + low_bit(m)] = 1.0f;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const fact_t *f = &facts[i];
+        if (f->out)
+            continue;
+        double value[NUM_FIELDS] = {
+            (double)f->action, (double)f->points, 0.0, f->threat, (double)f->threat_max, f->no_reply,
+            f->partner, (double)f->pips_left, (double)f->variety, (double)f->mobility, (double)f->dbl,
+        };
+        for (Py_ssize_t k = 0; k < num_pieces; k++) {
+            double x = value[piece_field[k]] / piece_scale[k];
+            o[piece_offset[k] + f->action] = (float)(x < 1.0 ? x : 1.0);
+        }
+    }
+}
+
 /* the may-hold masks and the per-move pieces of ``in`` into the vector ``out`` (see fill); None, or
    NULL with an error */
 static PyObject *write_out(PyObject *out, const long *masks, Py_ssize_t n_hold, const input_t *in) {
@@ -547,23 +579,7 @@ static PyObject *write_out(PyObject *out, const long *masks, Py_ssize_t n_hold, 
         PyBuffer_Release(&buf);
         return NULL;
     }
-    float *o = (float *)buf.buf;
-    for (Py_ssize_t r = 0; r < n_hold; r++)
-        for (long m = masks[r]; m; m &= m - 1)
-            o[may_hold_offset + NUM_TILES * r + low_bit(m)] = 1.0f;
-    for (Py_ssize_t i = 0; i < in->n; i++) {
-        const fact_t *f = &facts[i];
-        if (f->out)
-            continue;
-        double value[NUM_FIELDS] = {
-            (double)f->action, (double)f->points, 0.0, f->threat, (double)f->threat_max, f->no_reply,
-            f->partner, (double)f->pips_left, (double)f->variety, (double)f->mobility, (double)f->dbl,
-        };
-        for (Py_ssize_t k = 0; k < num_pieces; k++) {
-            double x = value[piece_field[k]] / piece_scale[k];
-            o[piece_offset[k] + f->action] = (float)(x < 1.0 ? x : 1.0);
-        }
-    }
+    write_pieces((float *)buf.buf, masks, n_hold, facts, in->n);
     PyBuffer_Release(&buf);
     Py_RETURN_NONE;
 }
@@ -630,6 +646,334 @@ static PyObject *fill_view(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return write_out(args[0], masks, n - 1, &in);
 }
 
+/* where north and south are among the arms (engine.tiles): the arms a covered spinner opens */
+static int north_arm = -1, south_arm = -1;
+
+/* configure_view(offsets, scales, size, tiles, spinner_arms): the version-1 pieces (_fastview.h's
+   configure_v1) and (north, south), for observe_game */
+static PyObject *configure_view(PyObject *self, PyObject *args) {
+    PyObject *v1_args, *arms;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n != 5) {
+        PyErr_SetString(PyExc_TypeError, "configure_view(offsets, scales, size, tiles, spinner_arms) takes 5 arguments");
+        return NULL;
+    }
+    long ns[2];
+    arms = PyTuple_GET_ITEM(args, 4);
+    if (ints_of(arms, 2, 0, 3, ns, "spinner_arms") < 0)
+        return NULL;
+    if ((v1_args = PyTuple_GetSlice(args, 0, 4)) == NULL)
+        return NULL;
+    PyObject *r = configure_v1(v1_args);
+    Py_DECREF(v1_args);
+    if (r != NULL) {
+        north_arm = (int)ns[0];
+        south_arm = (int)ns[1];
+    }
+    return r;
+}
+
+/* the attributes observe_game reads of a Game and of its layout (interned when the module loads) */
+enum {
+    G_HANDS, G_MISSING, G_CURRENT, G_FORCED, G_DRAW_POS, G_DRAW_LIMIT, G_OVER, G_BONEYARD, G_LAYOUT, G_SCORES,
+    L_PIPS, L_VALUES, L_DOUBLE_ENDS, L_SPINNER, L_SPINNER_SIDES, L_COVERED, L_COUNT, L_LEAD, L_PLAYED, L_NUM_TILES,
+    L_OPEN_TILES, NUM_NAMES
+};
+static const char *NAMES[NUM_NAMES] = {
+    "hands", "missing", "current_player", "forced", "draw_pos", "draw_limit", "over", "boneyard", "layout", "scores",
+    "pips", "values", "double_ends", "spinner", "spinner_sides", "spinner_covered", "count", "lead", "played",
+    "num_tiles", "open_tiles",
+};
+/* each attribute as the errors name it */
+static const char *LABELS[NUM_NAMES] = {
+    "game.hands", "game.missing", "game.current_player", "game.forced", "game.draw_pos", "game.draw_limit",
+    "game.over", "game.boneyard", "game.layout", "game.scores", "game.layout.pips", "game.layout.values",
+    "game.layout.double_ends", "game.layout.spinner", "game.layout.spinner_sides", "game.layout.spinner_covered",
+    "game.layout.count", "game.layout.lead", "game.layout.played", "game.layout.num_tiles", "game.layout.open_tiles",
+};
+static PyObject *names[NUM_NAMES];
+
+/* the attribute ``NAMES[id]`` of ``obj`` (a new reference): from ``dict``, the instance's
+   ``__dict__``, when it holds it (a plain attribute of a Game), else by the usual lookup */
+static PyObject *attr_of(PyObject *obj, PyObject *dict, int id) {
+    if (dict != NULL) {
+        PyObject *v = PyDict_GetItemWithError(dict, names[id]);
+        if (v != NULL) {
+            Py_INCREF(v);
+            return v;
+        }
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    return PyObject_GetAttr(obj, names[id]);
+}
+
+/* the int attribute ``NAMES[id]`` of ``obj`` in lo..hi (``dict`` as for attr_of) */
+static int int_attr(PyObject *obj, PyObject *dict, int id, long lo, long hi, long *out) {
+    PyObject *v = attr_of(obj, dict, id);
+    if (v == NULL)
+        return -1;
+    int rc = int_of(v, out, LABELS[id]);
+    Py_DECREF(v);
+    if (rc == 0 && (*out < lo || *out > hi)) {
+        PyErr_Format(PyExc_ValueError, "%s must be in %ld..%ld, not %ld", LABELS[id], lo, hi, *out);
+        return -1;
+    }
+    return rc;
+}
+
+/* the list attribute ``NAMES[id]`` of ``obj``: ``n`` ints in lo..hi (n < 0: 2..4 of them, their count in *got) */
+static int ints_attr(PyObject *obj, PyObject *dict, int id, Py_ssize_t n, long lo, long hi, long *out,
+                     Py_ssize_t *got) {
+    PyObject *v = attr_of(obj, dict, id);
+    if (v == NULL)
+        return -1;
+    Py_ssize_t k = 0;
+    PyObject **items = items_of(v, &k, LABELS[id]);
+    int rc = items == NULL ? -1 : 0;
+    if (rc == 0 && (n >= 0 ? k != n : (k < 2 || k > V1_MAX_SEATS))) {
+        PyErr_Format(PyExc_ValueError, "%s must hold %s, not %zd items", LABELS[id], n >= 0 ? "4 arms" : "2..4 seats", k);
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = ints_of(v, k, lo, hi, out, LABELS[id]);
+    Py_DECREF(v);
+    if (got != NULL)
+        *got = k;
+    return rc;
+}
+
+/* the length of the sequence attribute ``NAMES[id]`` of ``obj`` */
+static Py_ssize_t len_attr(PyObject *obj, PyObject *dict, int id) {
+    PyObject *v = attr_of(obj, dict, id);
+    if (v == NULL)
+        return -1;
+    Py_ssize_t n = PyObject_Length(v);
+    Py_DECREF(v);
+    return n;
+}
+
+/* what observe_game reads of a Game besides the view_t */
+typedef struct {
+    Py_ssize_t n, boneyard;
+    long hands[V1_MAX_SEATS], missing[V1_MAX_SEATS], current, forced, draw_pos, draw_limit, over;
+    long spinner_sides, num_tiles, open_tiles;
+} game_t;
+
+/* read_game with the game's instance dict ``gd`` (or NULL) */
+static int read_game_from(PyObject *game, PyObject *gd, PyObject *rel_sides, long seat, long nxt, long partner,
+                          game_t *g, view_t *v) {
+    Py_ssize_t n_missing;
+    if (ints_attr(game, gd, G_HANDS, -1, 0, ALL_TILES, g->hands, &g->n) < 0 ||
+        ints_attr(game, gd, G_MISSING, -1, 0, 127, g->missing, &n_missing) < 0 ||
+        int_attr(game, gd, G_CURRENT, -1, g->n - 1, &g->current) < 0 ||
+        int_attr(game, gd, G_FORCED, -1, NUM_TILES - 1, &g->forced) < 0 ||
+        int_attr(game, gd, G_DRAW_POS, 0, NUM_TILES, &g->draw_pos) < 0 ||
+        int_attr(game, gd, G_DRAW_LIMIT, 0, NUM_TILES, &g->draw_limit) < 0 ||
+        int_attr(game, gd, G_OVER, 0, 1, &g->over) < 0)
+        return -1;
+    Py_ssize_t n = g->n;
+    if ((g->boneyard = len_attr(game, gd, G_BONEYARD)) < 0)
+        return -1;
+    if (n_missing != n || seat < 0 || seat >= n || nxt < -1 || nxt >= n || partner < -1 || partner >= n) {
+        PyErr_SetString(PyExc_ValueError, "game.missing must hold one mask per seat, and seat, next_seat and "
+                                          "partner_seat must be seats of the game (-1: none for the last two)");
+        return -1;
+    }
+    PyObject *layout = attr_of(game, gd, G_LAYOUT);
+    if (layout == NULL)
+        return -1;
+    int bad = ints_attr(layout, NULL, L_PIPS, 4, 0, closed, v->pips, NULL) < 0 ||
+              ints_attr(layout, NULL, L_VALUES, 4, 0, MAX_VALUE, v->values, NULL) < 0 ||
+              int_attr(layout, NULL, L_DOUBLE_ENDS, 0, 15, &v->double_ends) < 0 ||
+              int_attr(layout, NULL, L_SPINNER, -1, 6, &v->spinner) < 0 ||
+              int_attr(layout, NULL, L_SPINNER_SIDES, 0, 15, &g->spinner_sides) < 0 ||
+              int_attr(layout, NULL, L_COVERED, 0, 2, &v->covered) < 0 ||
+              int_attr(layout, NULL, L_COUNT, 0, MAX_VALUE, &v->count) < 0 ||
+              int_attr(layout, NULL, L_LEAD, -1, NUM_TILES - 1, &v->lead) < 0 ||
+              int_attr(layout, NULL, L_PLAYED, 0, ALL_TILES, &v->played) < 0 ||
+              int_attr(layout, NULL, L_NUM_TILES, 0, NUM_TILES, &g->num_tiles) < 0 ||
+              int_attr(layout, NULL, L_OPEN_TILES, 0, ALL_TILES, &g->open_tiles) < 0;
+    Py_DECREF(layout);
+    if (bad)
+        return -1;
+    v->n = n;
+    PyObject *scores = attr_of(game, gd, G_SCORES);
+    if (scores == NULL)
+        return -1;
+    bad = v1_scores(v, scores, rel_sides, "game.scores") < 0;
+    Py_DECREF(scores);
+    return bad ? -1 : 0;
+}
+
+/* the game's facts into ``g`` and the layout's and scores into ``v``, checked; -1 with the error.
+   The game's own attributes are read from its instance dict where it has one (the engine's Game). */
+static int read_game(PyObject *game, PyObject *rel_sides, long seat, long nxt, long partner, game_t *g, view_t *v) {
+    PyObject *gd = PyObject_GenericGetDict(game, NULL);
+    if (gd == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+    } else if (!PyDict_Check(gd)) {
+        Py_CLEAR(gd);
+    }
+    int rc = read_game_from(game, gd, rel_sides, seat, nxt, partner, g, v);
+    Py_XDECREF(gd);
+    return rc;
+}
+
+/* observe_game(out, mask, row, template, game, seat, rel_sides, score_scale, next_seat, partner_seat):
+   the observation of ``seat`` straight from an engine Game, without a PlayerView: what
+   observation.encode_lookahead (a ``template`` of the version-2 size) or observation.encode (of the
+   version-1 size) gives for ``game.view(seat)``, written over a copy of ``template`` (the rules'
+   pieces, as for fill) into row ``row`` of ``out`` (writable float32 rows of the template's size),
+   and the action mask of its legal actions into row ``row`` of ``mask`` (writable rows of 112
+   bytes). The legal actions, the points of each and the ends each leaves are made here from the
+   game's layout, as engine.layout's actions_for, placements_points and ends_after make them
+   (tests/test_observe_game.py checks every seat of random games against the view's encoders).
+   Nothing is written unless all of the input is valid. */
+static PyObject *observe_game(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "observe_game(out, mask, row, template, game, seat, rel_sides, score_scale, "
+                                         "next_seat, partner_seat) takes 10 arguments");
+        return NULL;
+    }
+    if (!configured || north_arm < 0 || pieces_configured() < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, "configure() and configure_view() were not called");
+        return NULL;
+    }
+    PyObject *game = args[4];
+    view_t v;
+    long row, seat, nxt, partner;
+    if (int_of(args[2], &row, "row") < 0 || int_of(args[5], &seat, "seat") < 0 ||
+        number_of(args[7], &v.score_scale, "score_scale") < 0 || int_of(args[8], &nxt, "next_seat") < 0 ||
+        int_of(args[9], &partner, "partner_seat") < 0)
+        return NULL;
+    if (!(v.score_scale > 0)) {
+        PyErr_SetString(PyExc_ValueError, "score_scale must be positive");
+        return NULL;
+    }
+    game_t g;
+    if (read_game(game, args[6], seat, nxt, partner, &g, &v) < 0)
+        return NULL;
+    Py_ssize_t n = g.n;
+    long *hands = g.hands, *missing = g.missing, current = g.current, forced = g.forced, over = g.over;
+    long spinner_sides = g.spinner_sides, num_tiles = g.num_tiles, open_tiles = g.open_tiles;
+    v.boneyard = (long)g.boneyard - g.draw_pos;
+    v.drawable = g.draw_limit - g.draw_pos;
+    v.hand = hands[seat];
+    v.forced = seat == current ? forced : -1;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        v.counts[r] = bit_count(hands[(seat + r) % n]);
+        v.missing[r] = missing[(seat + r) % n];
+    }
+    /* engine.Game.legal_actions (Layout.actions_for): ascending action ids */
+    v.n_legal = 0;
+    if (seat == current && !over) {
+        long candidates = forced >= 0 ? 1L << forced : hands[seat];
+        if (num_tiles == 0) {
+            for (; candidates; candidates &= candidates - 1)
+                v.legal[v.n_legal++] = (long)low_bit(candidates) << 2;
+        } else {
+            for (candidates &= open_tiles; candidates; candidates &= candidates - 1) {
+                int t = low_bit(candidates);
+                for (int e = 0; e < 4; e++)
+                    if (v.pips[e] != closed && tile_pip_mask[t] >> v.pips[e] & 1)
+                        v.legal[v.n_legal++] = 4L * t + e;
+            }
+        }
+    }
+    /* per move, Layout.placements_points and Layout.ends_after */
+    long after_pips[NUM_ACTIONS][4], after_values[NUM_ACTIONS][4];
+    long total = v.values[0] + v.values[1] + v.values[2] + v.values[3];
+    for (Py_ssize_t i = 0; i < v.n_legal; i++) {
+        long a = v.legal[i];
+        int t = action_tile[a], e = (int)(a & 3);
+        long *pips = after_pips[i], *values = after_values[i];
+        if (num_tiles == 0) {
+            long x = v1_tile_a[t], y = v1_tile_b[t];
+            v.points[i] = tile_pips[t] % modulus == 0 ? tile_pips[t] : 0;
+            pips[0] = x;
+            pips[1] = y;
+            pips[2] = pips[3] = closed;
+            values[0] = is_double[t] ? x + x : x;
+            values[1] = is_double[t] ? x + x : y;
+            values[2] = values[3] = 0;
+            continue;
+        }
+        long count = total - v.values[e] + end_count[t][v.pips[e]];
+        v.points[i] = count % modulus == 0 ? count : 0;
+        for (int k = 0; k < 4; k++) {
+            pips[k] = v.pips[k];
+            values[k] = v.values[k];
+        }
+        if (spinner_sides >> e & 1 && v.covered == 1)
+            pips[north_arm] = pips[south_arm] = v.spinner;
+        long p = pips[e];
+        values[e] = end_count[t][p];
+        if (!is_double[t])
+            pips[e] = end_count[t][p];
+    }
+
+    Py_buffer buf, mask, tmpl;
+    if (PyObject_GetBuffer(args[3], &tmpl, PyBUF_SIMPLE) < 0)
+        return NULL;
+    int full = tmpl.len == vector_size * (Py_ssize_t)sizeof(float);
+    if (!full && tmpl.len != v1_size * (Py_ssize_t)sizeof(float)) {
+        PyErr_Format(PyExc_ValueError, "template must hold %zd or %zd float32 values", v1_size, vector_size);
+        PyBuffer_Release(&tmpl);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[0], &buf, PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&tmpl);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[1], &mask, PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&buf);
+        PyBuffer_Release(&tmpl);
+        return NULL;
+    }
+    if (row < 0 || (row + 1) * tmpl.len > buf.len || (row + 1) * NUM_ACTIONS > mask.len) {
+        PyErr_Format(PyExc_ValueError, "row %ld is outside out (rows of %zd float32 values) or mask (rows of %d bytes)",
+                     row, tmpl.len / (Py_ssize_t)sizeof(float), NUM_ACTIONS);
+        PyBuffer_Release(&mask);
+        PyBuffer_Release(&buf);
+        PyBuffer_Release(&tmpl);
+        return NULL;
+    }
+    float *o = (float *)((char *)buf.buf + row * tmpl.len);
+    memcpy(o, tmpl.buf, tmpl.len);
+    write_v1(o, &v);
+    if (full) {
+        model_t next_model, partner_model;
+        long counts[V1_MAX_SEATS], miss[V1_MAX_SEATS];
+        for (Py_ssize_t s = 0; s < n; s++) {
+            counts[s] = bit_count(hands[s]);
+            miss[s] = missing[s];
+        }
+        long unseen = ALL_TILES & ~v.hand & ~v.played;
+        reply_model_of((int)nxt, (int)seat, miss, counts, unseen, &next_model);
+        reply_model_of((int)partner, (int)seat, miss, counts, unseen, &partner_model);
+        long masks[V1_MAX_SEATS];
+        for (Py_ssize_t r = 1; r < n; r++)
+            masks[r - 1] = unseen & ~tiles_with_pips[missing[(seat + r) % n]];
+        fact_t facts[NUM_ACTIONS];
+        for (Py_ssize_t i = 0; i < v.n_legal; i++)
+            facts_of(v.hand, v.legal[i], v.points[i], after_pips[i], after_values[i], &next_model, &partner_model,
+                     &facts[i]);
+        write_pieces(o, masks, n - 1, facts, v.n_legal);
+    }
+    char *m = (char *)mask.buf + row * NUM_ACTIONS;
+    memset(m, 0, NUM_ACTIONS);
+    for (Py_ssize_t i = 0; i < v.n_legal; i++)
+        m[v.legal[i]] = 1;
+    PyBuffer_Release(&mask);
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&tmpl);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(tables): the engine's tables (see allfives_env.lookahead) and the MoveFacts and ReplyModel classes"},
@@ -644,6 +988,12 @@ static PyMethodDef methods[] = {
     {"fill_view", (PyCFunction)(void (*)(void))fill_view, METH_FASTCALL,
      "fill_view(out, seat, next_seat, partner_seat, hand, played, missing_pips, tile_counts, legal_actions, "
      "move_points, ends_after_moves): fill() with the may-hold masks and reply models of a view"},
+    {"configure_view", configure_view, METH_VARARGS,
+     "configure_view(offsets, scales, size, tiles, spinner_arms): the version-1 pieces and the arms a covered "
+     "spinner opens, for observe_game"},
+    {"observe_game", (PyCFunction)(void (*)(void))observe_game, METH_FASTCALL,
+     "observe_game(out, mask, row, template, game, seat, rel_sides, score_scale, next_seat, partner_seat): the "
+     "observation and action mask of a seat of an engine Game, into row ``row`` of out and of mask"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -651,4 +1001,9 @@ static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_fastlook", "C accelerator for the lookahead's move facts", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__fastlook(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__fastlook(void) {
+    for (int i = 0; i < NUM_NAMES; i++)
+        if ((names[i] = PyUnicode_InternFromString(NAMES[i])) == NULL)
+            return NULL;
+    return PyModule_Create(&module);
+}

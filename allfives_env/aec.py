@@ -16,8 +16,9 @@ action ends the game, and only then.
 Spaces: action ``Discrete(112)`` with the engine's action ids (``4 * tile + end``); observation
 ``Dict(observation=Box(-1, 1, (size,), float32), action_mask=Box(0, 1, (112,), int8))``,
 egocentric, documented in ``allfives_env.observation`` and docs/observation.md. The mask is all
-zeros for agents not to move. ``obs_version=1`` (default, ``OBS_SIZE`` values) or ``2`` (version 1
-followed by the lookahead pieces: what each legal move leaves for the replies; slower to build).
+zeros for agents not to move. ``obs_version=2`` (the default, ``OBS_VERSION``: version 1 followed by
+the lookahead pieces, what each legal move leaves for the replies) or ``1`` (``OBS_SIZE`` values).
+Both are built straight from the game (``observation.GameObserver``), in C where it was built.
 
 Options: the rules as a ``Rules`` (``rules=``) or as rules options (``num_players=4``, ...), and
 the episode options of ``allfives_env.episode.EpisodeSpec``:
@@ -55,6 +56,7 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
+from allfives_env import accelerator
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.errors import GameOverError, IllegalMoveError
 from allfives_env.engine.events import DRAW, PLAY, public_events
@@ -63,7 +65,7 @@ from allfives_env.engine.rules import rules_from
 from allfives_env.engine.tiles import NUM_ACTIONS, NUM_TILES
 from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
 from allfives_env.inputs import as_action, as_seed
-from allfives_env.observation import OBS_SIZES, OBS_VERSION, action_mask, encoder
+from allfives_env.observation import OBS_SIZES, OBS_VERSION, GameObserver
 from allfives_env.render_modes import RENDER_MODES, render_as
 
 
@@ -86,6 +88,8 @@ _pack_play = struct.Struct(f"=5{_NO_EVENTS.dtype.char}").pack_into
 _pack_draw = struct.Struct(f"=3{_NO_EVENTS.dtype.char}").pack_into
 _pack_kind = struct.Struct(f"=2{_NO_EVENTS.dtype.char}").pack_into
 _ROW_BYTES = len(EVENT_FIELDS) * _NO_EVENTS.itemsize
+#: the same rows written by the C accelerator where it was built (``_fastobs.pack_events``), else ``None``
+_pack_events = getattr(accelerator.load("_fastobs"), "pack_events", None)
 _INFO_BYTES = MAX_EVENTS * _ROW_BYTES
 
 
@@ -130,6 +134,9 @@ class EventInfos:
         self._next = i + 1
         out = self._bytes
         at = i * _INFO_BYTES
+        if _pack_events is not None:
+            _pack_events(out, at, events, start, seat, PLAY, DRAW)
+            return {"events": self._views[i], "num_events": k}
         for j in range(start, start + k):
             e = events[j]
             kind = e[0]
@@ -141,6 +148,25 @@ class EventInfos:
                 _pack_kind(out, at, kind, e[1])
             at += _ROW_BYTES
         return {"events": self._views[i], "num_events": k}
+
+
+#: attributes read at every decision (by ``last``, ``agent_iter`` and the wrappers themselves)
+_HOT = ("agent_selection", "agents", "terminations", "truncations", "rewards", "infos", "_cumulative_rewards")
+
+
+class _BeforeReset:
+    """The class attribute behind an episode attribute (``agents``, ``infos``, ...) until ``reset`` sets
+    it on the instance: reading it before then raises ``AttributeError("NAME cannot be accessed before
+    reset")``. A non-data descriptor, so the instance's value, once set, is read like any attribute
+    (a ``__getattr__`` would slow every attribute read of the env instead)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        raise AttributeError(f"{self.name} cannot be accessed before reset")
 
 
 class raw_env(AECEnv):
@@ -166,7 +192,6 @@ class raw_env(AECEnv):
         **rule_options,
     ) -> None:
         super().__init__()
-        self._encode = encoder(obs_version)
         if obs_version != OBS_VERSION:
             self.metadata = dict(self.metadata, obs_version=obs_version)
         if info_events not in INFO_EVENTS:
@@ -178,6 +203,8 @@ class raw_env(AECEnv):
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.episode_spec = EpisodeSpec(episode, reward, max_hands)
         self.rules = rules_from(rules, rule_options)
+        #: ``(game, seat) -> (observation, action mask)`` for this env's rules and version
+        self._observe = GameObserver(self.rules, obs_version)
         self.render_mode = render_mode
         self._points = reward == "points"
         n = self.rules.num_players
@@ -193,12 +220,6 @@ class raw_env(AECEnv):
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self._seeder: random.Random | None = None
         self.game: Game | None = None
-
-    def __getattr__(self, name):
-        # only reached when normal lookup fails: the episode attributes before the first reset
-        if name in _HOT or name == "num_agents":
-            raise AttributeError(f"{name} cannot be accessed before reset")
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
@@ -229,8 +250,8 @@ class raw_env(AECEnv):
     def observe(self, agent):
         if self.game is None:
             raise RuntimeError("call reset() before observe(): there is no game yet")
-        view = self.game.view(self._seat[agent])
-        return {"observation": self._encode(view), "action_mask": action_mask(view)}
+        obs, mask = self._observe(self.game, self._seat[agent])
+        return {"observation": obs, "action_mask": mask}
 
     def step(self, action) -> None:
         agent = self.agent_selection
@@ -317,6 +338,10 @@ class raw_env(AECEnv):
         return ""
 
 
+for _name in _HOT:
+    setattr(raw_env, _name, _BeforeReset(_name))
+
+
 def _events_list(events: list[tuple], seat: int, start: int = 0) -> dict:
     """``info_events="list"``: ``{"events": [engine event tuples]}``, another seat's drawn tile -1."""
     return {"events": public_events(events, seat, start)}
@@ -342,8 +367,6 @@ class IllegalMoveInfo(wrappers.TerminateIllegalWrapper):
                 self.infos[a]["illegal_move"] = f"{agent}: {message}"
 
 
-#: attributes read at every decision (by ``last``, ``agent_iter`` and the wrappers themselves)
-_HOT = ("agent_selection", "agents", "terminations", "truncations", "rewards", "infos", "_cumulative_rewards")
 
 
 class _FastAttributes:
@@ -454,7 +477,12 @@ class _Order(_FastAttributes, wrappers.OrderEnforcingWrapper):
         raw = self._raw
         agent = raw.agent_selection
         assert agent is not None
-        observation = self.observe(agent) if observe else None
+        if not observe:
+            observation = None
+        elif self._has_reset:  # self.observe(agent), one call fewer
+            observation = self._quick.observe(agent)
+        else:
+            observation = super().observe(agent)
         return observation, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], raw.infos[agent]
 
     def agent_iter(self, max_iter: int = 2**63):

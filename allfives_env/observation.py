@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from allfives_env import accelerator, lookahead
-from allfives_env.engine.tiles import CLOSED, NUM_ACTIONS, NUM_TILES, PIP_TILES, TILES, mask_pips, mask_tiles
+from allfives_env.engine.tiles import CLOSED, NORTH, NUM_ACTIONS, NUM_TILES, PIP_TILES, SOUTH, TILES, mask_pips, mask_tiles
 
 class Piece(NamedTuple):
     """One piece of the vector: ``size`` values from ``OFFSETS[name]`` on, each the quantity that
@@ -396,6 +396,87 @@ encode_lookahead = encode_lookahead_c if LOOKAHEAD_ACCELERATED else encode_looka
 
 #: the encoder of each observation version
 ENCODERS = {1: encode, 2: encode_lookahead}
+
+
+def _load_game_accelerator():
+    """The C accelerator's observation of a seat of a ``Game`` (``_fastlook.observe_game``), or ``None``."""
+    if _fill_view is None:
+        return None
+    _fastlook = accelerator.load("_fastlook")
+    _fastlook.configure_view(OFFSETS, SCALES, OBS_SIZE, TILES, (NORTH, SOUTH))
+    return _fastlook.observe_game
+
+
+_observe_game = _load_game_accelerator()
+#: whether ``observe_game`` builds the observation in C, without a ``PlayerView``
+GAME_ACCELERATED = _observe_game is not None
+
+
+def observe_game_python(game, seat: int, version: int = OBS_VERSION) -> tuple[np.ndarray, np.ndarray]:
+    """The observation vector (of ``version``) and the action mask of ``seat`` in ``game`` (an engine
+    ``Game``), by way of its ``PlayerView``: ``encoder(version)(view)`` and ``action_mask(view)``."""
+    view = game.view(seat)
+    return encoder(version)(view), action_mask(view)
+
+
+def observe_game_c(game, seat: int, version: int = OBS_VERSION) -> tuple[np.ndarray, np.ndarray]:
+    """``observe_game_python`` by the C accelerators (only where built: ``GAME_ACCELERATED``): the
+    legal moves, their points and what each leaves are made in C from the game's layout, so no
+    ``PlayerView`` is built. The same bits. ``GameObserver`` does the same for one rules and version
+    with less work per call."""
+    return GameObserver(game.rules, version, block=1)(game, seat)
+
+
+class GameObserver:
+    """``observe_game`` for the games of ``rules`` in one ``version``: called as ``(game, seat) ->
+    (observation, action mask)``, what an environment, whose rules never change, calls at every
+    decision. What it reads of the rules is looked up once, and the C accelerator writes each
+    observation and mask into the next row of a block of ``block`` rows made in advance: each call
+    returns arrays of their own (rows of a block, never written again), at the cost of one block's
+    memory kept while any of its rows is. Pickles as its arguments."""
+
+    __slots__ = ("rules", "version", "block", "_template", "_per_seat", "_rows", "_buffers", "_next")
+
+    def __init__(self, rules, version: int = OBS_VERSION, block: int = 64) -> None:
+        encoder(version)  # the error that names the versions
+        self.rules = rules
+        self.version = version
+        self.block = block
+        template, rel_sides, score_scale, reply_seats = _lookahead_template(rules)
+        self._template = _template(rules)[0] if version == 1 else template
+        self._per_seat = tuple((rel_sides[s], score_scale, *reply_seats[s]) for s in range(rules.num_players))
+        self._new_block()
+
+    def _new_block(self) -> None:
+        obs = np.empty((self.block, OBS_SIZES[self.version]), np.float32)
+        masks = np.empty((self.block, NUM_ACTIONS), np.int8)
+        self._rows = list(zip(obs, masks))  # the arrays handed out, cut in one go
+        self._buffers = (memoryview(obs).cast("B"), memoryview(masks).cast("B"))
+        self._next = 0
+
+    def __reduce__(self):
+        return (GameObserver, (self.rules, self.version, self.block))
+
+    def __call__(self, game, seat: int) -> tuple[np.ndarray, np.ndarray]:
+        if not GAME_ACCELERATED:
+            return observe_game_python(game, seat, self.version)
+        if type(seat) is not int or not 0 <= seat < len(self._per_seat):
+            raise ValueError(f"seat must be 0..{len(self._per_seat) - 1}, got {seat!r}")
+        i = self._next
+        if i == self.block:
+            self._new_block()
+            i = 0
+        sides, scale, nxt, partner = self._per_seat[seat]
+        out, masks = self._buffers
+        _observe_game(out, masks, i, self._template, game, seat, sides, scale, nxt, partner)
+        self._next = i + 1  # only once the row is written: a refused call hands out nothing
+        return self._rows[i]
+
+
+#: ``observe_game(game, seat, version=OBS_VERSION)``: the observation vector and the action mask of a
+#: seat of an engine ``Game``, what the environments give an agent. The C accelerators where built
+#: (no ``PlayerView`` is made), else ``observe_game_python``: the same bits.
+observe_game = observe_game_c if GAME_ACCELERATED else observe_game_python
 
 
 def encoder(version: int):

@@ -35,7 +35,7 @@ from allfives_env.engine.rules import rules_from
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.episode import DEFAULT_MAX_HANDS, EpisodeSpec
 from allfives_env.inputs import as_action, as_seed
-from allfives_env.observation import OBS_SIZES, OBS_VERSION, encoder
+from allfives_env.observation import OBS_SIZES, OBS_VERSION, GameObserver, encoder
 from allfives_env.opponents import RandomOpponent, as_opponents
 from allfives_env.privileged import PRIVILEGED_SIZE, encode_privileged
 from allfives_env.render_modes import RENDER_MODES, render_as
@@ -90,13 +90,14 @@ class SingleAgentEnv(gym.Env):
         **rule_options,
     ) -> None:
         super().__init__()
-        self._encode = self._encode_view = encoder(obs_version)
+        encoder(obs_version)  # refuses an unknown version by name
         self.view_size = OBS_SIZES[obs_version]
-        if privileged:
-            self._encode = self._encode_privileged
+        self._privileged = privileged
         if obs_version != OBS_VERSION:
             self.metadata = dict(self.metadata, obs_version=obs_version)
         self.rules = rules_from(rules, rule_options)
+        #: ``(game, seat) -> (observation, action mask)`` of the view's observation, for these rules and version
+        self._observe = GameObserver(self.rules, obs_version)
         self.episode_spec = EpisodeSpec(episode, reward, max_hands)
         n = self.rules.num_players
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -266,15 +267,21 @@ class SingleAgentEnv(gym.Env):
         self._last_zs = zs
         return reward * self.reward_scale
 
-    def _obs(self) -> np.ndarray:
-        return self._encode(self.game.view(self._viewer()))
-
-    def _encode_privileged(self, view, out: np.ndarray | None = None) -> np.ndarray:
-        """``_encode`` with ``privileged``: the view's observation, then the tiles hidden from its seat."""
+    def _obs(self, out: np.ndarray | None = None) -> np.ndarray:
+        """The observation of the learner's current decision (``_viewer``), copied into ``out`` when
+        given (a vector of games fills its own rows); with ``privileged``, the tiles hidden from its
+        seat follow the view's observation."""
+        seat = self._viewer()
+        if not self._privileged:
+            obs = self._observe(self.game, seat)[0]
+            if out is None:
+                return obs
+            out[...] = obs
+            return out
         if out is None:
             out = np.empty(self.observation_space.shape, np.float32)
-        self._encode_view(view, out[: self.view_size])
-        encode_privileged(self.game, view.seat, out[self.view_size :])
+        out[: self.view_size] = self._observe(self.game, seat)[0]
+        encode_privileged(self.game, seat, out[self.view_size :])
         return out
 
     def _info(self) -> dict:

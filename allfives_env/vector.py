@@ -81,7 +81,7 @@ class GameVector:
         self._play_others([envs[k] for k in moving])
         for k in moving:
             env = envs[k]
-            results[k] = env._outcome(env._encode(env.game.view(env._viewer()), self.obs[rows[k]]))
+            results[k] = env._outcome(env._obs(self.obs[rows[k]]))
         rewards = np.empty(len(envs), np.float64)
         terminated = np.empty(len(envs), bool)
         truncated = np.empty(len(envs), bool)

@@ -5,9 +5,9 @@ Each contestant plays complete episodes with uniformly random legal actions and 
 observation of the player to act at every decision: for the PettingZoo envs through the usual
 ``agent_iter`` / ``last`` / ``step`` loop (default wrappers, or ``--raw`` for the unwrapped envs on both
 sides), for OpenSpiel with ``observation_tensor()``. Rounds are interleaved so machine noise hits
-all alike; the medians and the ratios are printed. The All Fives observation is built by the C
-accelerator where it was built (see ``allfives_env.observation``); ``--pure`` measures the
-pure-Python encoder instead.
+all alike; the medians and the ratios are printed. The All Fives observation and mask are built
+from the game by the C accelerator where it was built (``allfives_env.observation.GameObserver``);
+``--pure`` measures the pure-Python encoder of a ``PlayerView`` instead.
 
 Two more rows compare gymnasium's vector API on ``--vector`` games (default 16) against the shipped
 ``ppo:`` network of that many players: ``allfives_env.gym_vector.AllFivesVectorEnv`` (the network
@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     if args.pure:
         os.environ["ALLFIVES_PURE_PYTHON"] = "1"  # read when allfives_env.observation is first imported
     import allfives_env.aec as aec
-    from allfives_env.observation import ACCELERATED, OBS_VERSION
+    from allfives_env.observation import GAME_ACCELERATED, OBS_VERSION
 
     obs_version = OBS_VERSION if args.obs_version is None else args.obs_version
     options = dict(num_players=args.players, obs_version=obs_version, info_events=args.info_events)
@@ -165,7 +165,7 @@ def main(argv=None) -> int:
     ratio_c4 = statistics.median(a / b for a, b in zip(rates["allfives"], rates["connect_four_v3"]))
     ratio_os = statistics.median(a / b for a, b in zip(rates["allfives"], rates["python_team_dominoes"]))
     kind = "raw" if args.raw else "wrapped"
-    encoder = "C encoder" if ACCELERATED else "Python encoder"
+    encoder = "C observation" if GAME_ACCELERATED else "Python encoder"
     rows = [
         (f"All Fives AEC ({args.players}p, {kind}, {encoder}, obs v{obs_version}, {args.info_events} events)", med["allfives"], ""),
         (f"PettingZoo connect_four_v3 ({kind})", med["connect_four_v3"], f"   ratio {ratio_c4:.2f}x"),

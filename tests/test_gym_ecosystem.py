@@ -181,6 +181,52 @@ def test_aec_list_events_option_keeps_the_engine_tuples():
         raw_env(info_events="tuple")
 
 
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_aec_event_rows_from_c_equal_the_python_rows(monkeypatch, players):
+    """``EventInfos`` packs the rows with ``_fastobs.pack_events`` where it was built; the
+    pure-Python loop it replaces gives the same arrays at every step of whole games."""
+    from allfives_env import aec
+
+    if aec._pack_events is None:
+        pytest.skip("the C accelerator was not built")
+    c, python = raw_env(num_players=players), raw_env(num_players=players)
+    rng = np.random.default_rng(players)
+    for game in range(3):
+        c.reset(seed=game)
+        python.reset(seed=game)
+        while c.agents and not any(c.terminations.values()) and not any(c.truncations.values()):
+            agent = c.agent_selection
+            got, want = c.infos[agent], python.infos[agent]
+            assert got["num_events"] == want["num_events"]
+            np.testing.assert_array_equal(got["events"], want["events"])
+            action = int(rng.choice(np.flatnonzero(c.observe(agent)["action_mask"])))
+            c.step(action)
+            with monkeypatch.context() as m:  # the Python loop for this env's rows
+                m.setattr(aec, "_pack_events", None)
+                python.step(action)
+
+
+def test_pack_events_names_bad_input():
+    from allfives_env import aec
+
+    if aec._pack_events is None:
+        pytest.skip("the C accelerator was not built")
+    out = bytearray(4 * 10)
+    assert aec._pack_events(out, 0, [(0, 1, 5, 2, 10), (2, 0)], 0, 0, 0, 1) == 2
+    assert np.frombuffer(bytes(out[:20]), np.int16).tolist() == [0, 1, 5, 2, 10, 2, 0, 0, 0, 0]
+    for args, error, message in [
+        ((bytes(40), 0, [(2, 0)], 0, 0, 0, 1), BufferError, "not writable"),
+        ((bytearray(8), 0, [(2, 0)], 0, 0, 0, 1), ValueError, "out is too small"),
+        ((bytearray(40), 0, [(2,)], 0, 0, 0, 1), ValueError, "a kind and a player"),
+        ((bytearray(40), 0, [(0, 1, 2)], 0, 0, 0, 1), ValueError, "must hold 5 fields"),
+        ((bytearray(40), 0, [(0, 1, 2, 3, 1 << 20)], 0, 0, 0, 1), OverflowError, "int16"),
+        ((bytearray(40), 0, "abc", 0, 0, 0, 1), TypeError, "events must be a tuple or list"),
+        ((bytearray(40), 0, [(2, 0)], 5, 0, 0, 1), ValueError, "start must be in"),
+    ]:
+        with pytest.raises(error, match=message):
+            aec._pack_events(*args)
+
+
 def test_aec_event_infos_survive_pickling_and_never_change_once_given():
     import pickle
 

@@ -25,7 +25,7 @@ from .layout import Layout
 from .limits import check_max_hands, check_seed
 from .rules import Rules, rules_from
 from .seeding import derive_seed
-from .tiles import NUM_ACTIONS, NUM_TILES, TILE_PIPS, mask_tiles, round_to_five, tiles_mask
+from .tiles import NUM_ACTIONS, NUM_TILES, mask_pips, mask_tiles, round_to_five, tiles_mask
 from .turn import is_blocked, missing_after_turn, next_seat, passes_after, turn_action
 from .view import PlayerView
 
@@ -270,7 +270,7 @@ class Game:
 
     def hand_pips(self, seat: int) -> int:
         """Pips left in a seat's hand."""
-        return sum(TILE_PIPS[t] for t in mask_tiles(self.hands[seat]))
+        return mask_pips(self.hands[seat])
 
     # ------------------------------------------------------------------ moves
     def step(self, action: int) -> int:
@@ -353,7 +353,7 @@ class Game:
         rules = self.rules
         n = self.num_players
         side_of = self._side_of
-        pips = [self.hand_pips(s) for s in range(n)]
+        pips = [mask_pips(h) for h in self.hands]
         penalties = [0] * n
         bonus = [0] * rules.num_sides
         if rules.hand_end == "subtract":
@@ -392,9 +392,10 @@ class Game:
             self._start_hand(went_out)
 
     def _stop_hand(self, result: dict) -> None:
-        result.setdefault("pips", [self.hand_pips(s) for s in range(self.num_players)])
-        result.setdefault("penalties", [0] * self.num_players)
-        result.setdefault("bonus", [0] * self.rules.num_sides)
+        if "pips" not in result:  # a hand stopped at the target: nothing was scored at its end
+            result["pips"] = [mask_pips(h) for h in self.hands]
+            result["penalties"] = [0] * self.num_players
+            result["bonus"] = [0] * self.rules.num_sides
         result["scores_after"] = list(self.scores)
         self.hand_logs[-1].result = result
 
