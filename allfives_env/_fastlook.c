@@ -11,6 +11,13 @@
    as masks, and the per-move pieces), at the offsets and scales that configure_pieces() received
    from allfives_env.observation.
 
+   observe_game goes one step further, for the environments' hot path: it reads an engine Game and
+   makes a seat's whole observation and action mask, the legal moves, the points of each and the
+   ends each leaves included. Those three mirror engine.layout's actions_for, placements_points
+   and ends_after (from the same tables, and the arms a covered spinner opens from
+   configure_view()); the engine stays the reference, and tests/test_observe_game.py checks the
+   two against each other at every seat of random games.
+
    If this module is not built (no C compiler), the Python loop is used instead. */
 
 #define PY_SSIZE_T_CLEAN

@@ -183,7 +183,7 @@ def main(argv=None) -> int:
         print(json.dumps({"decisions_per_s": {k: round(v) for k, v in med.items()}, "ratio_connect_four": round(ratio_c4, 2),
                           "ratio_team_dominoes": round(ratio_os, 2), "wrapped": not args.raw, "players": args.players,
                           "obs_version": obs_version, "info_events": args.info_events,
-                          "accelerated": ACCELERATED,
+                          "accelerated": GAME_ACCELERATED,
                           **({"ratio_vector_env": round(ratio_vec, 2), "vector_games": args.vector} if vectors else {})}))
     return 0
 
