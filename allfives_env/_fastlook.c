@@ -602,6 +602,19 @@ static void reply_model_of(int seat, int viewer, const long *missing, const long
     m->p = p < 1.0 ? p : 1.0;
 }
 
+/* lookahead.context and the may-hold masks of the viewer ``seat`` of ``n`` seats, holding ``hand``
+   with ``played`` on the table: the reply models of ``nxt`` and ``partner`` (-1: none) into
+   ``next_model`` and ``partner_model``, and per other seat from the next one on, the unseen tiles
+   it may hold into ``masks`` (``missing`` and ``counts`` one per seat) */
+static void context_of(int seat, int nxt, int partner, Py_ssize_t n, long hand, long played, const long *missing,
+                       const long *counts, model_t *next_model, model_t *partner_model, long *masks) {
+    long unseen = ALL_TILES & ~hand & ~played;
+    reply_model_of(nxt, seat, missing, counts, unseen, next_model);
+    reply_model_of(partner, seat, missing, counts, unseen, partner_model);
+    for (Py_ssize_t r = 1; r < n; r++)
+        masks[r - 1] = unseen & ~tiles_with_pips[missing[(seat + r) % n]];
+}
+
 /* fill_view(out, seat, next_seat, partner_seat, hand, played, missing_pips, tile_counts, legal_actions,
    move_points, ends_after_moves): fill() with the may-hold masks and the reply models that
    lookahead.context and allowed_mask give a view: ``seat`` the viewer, ``next_seat`` the next seat
@@ -644,12 +657,8 @@ static PyObject *fill_view(PyObject *self, PyObject *const *args, Py_ssize_t nar
     PyObject *in_args[6] = {args[4], args[8], args[9], args[10], Py_None, Py_None};
     if (input_of(in_args, &in) < 0)
         return NULL;
-    long unseen = ALL_TILES & ~in.hand & ~played;
-    reply_model_of((int)nxt, (int)seat, missing, counts, unseen, &in.next);
-    reply_model_of((int)partner, (int)seat, missing, counts, unseen, &in.partner);
     long masks[8];
-    for (Py_ssize_t r = 1; r < n; r++)
-        masks[r - 1] = unseen & ~tiles_with_pips[missing[(seat + r) % n]];
+    context_of((int)seat, (int)nxt, (int)partner, n, in.hand, played, missing, counts, &in.next, &in.partner, masks);
     return write_out(args[0], masks, n - 1, &in);
 }
 
@@ -954,17 +963,11 @@ static PyObject *observe_game(PyObject *self, PyObject *const *args, Py_ssize_t 
     write_v1(o, &v);
     if (full) {
         model_t next_model, partner_model;
-        long counts[V1_MAX_SEATS], miss[V1_MAX_SEATS];
-        for (Py_ssize_t s = 0; s < n; s++) {
+        long counts[V1_MAX_SEATS], masks[V1_MAX_SEATS];
+        for (Py_ssize_t s = 0; s < n; s++)
             counts[s] = bit_count(hands[s]);
-            miss[s] = missing[s];
-        }
-        long unseen = ALL_TILES & ~v.hand & ~v.played;
-        reply_model_of((int)nxt, (int)seat, miss, counts, unseen, &next_model);
-        reply_model_of((int)partner, (int)seat, miss, counts, unseen, &partner_model);
-        long masks[V1_MAX_SEATS];
-        for (Py_ssize_t r = 1; r < n; r++)
-            masks[r - 1] = unseen & ~tiles_with_pips[missing[(seat + r) % n]];
+        context_of((int)seat, (int)nxt, (int)partner, n, v.hand, v.played, missing, counts, &next_model,
+                   &partner_model, masks);
         fact_t facts[NUM_ACTIONS];
         for (Py_ssize_t i = 0; i < v.n_legal; i++)
             facts_of(v.hand, v.legal[i], v.points[i], after_pips[i], after_values[i], &next_model, &partner_model,

@@ -367,8 +367,6 @@ class IllegalMoveInfo(wrappers.TerminateIllegalWrapper):
                 self.infos[a]["illegal_move"] = f"{agent}: {message}"
 
 
-
-
 class _FastAttributes:
     """Mixin for PettingZoo wrappers: read the hot attributes straight from the raw env.
 

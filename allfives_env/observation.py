@@ -445,7 +445,8 @@ class GameObserver:
         template, rel_sides, score_scale, reply_seats = _lookahead_template(rules)
         self._template = _template(rules)[0] if version == 1 else template
         self._per_seat = tuple((rel_sides[s], score_scale, *reply_seats[s]) for s in range(rules.num_players))
-        self._new_block()
+        if GAME_ACCELERATED:  # without the accelerator every call goes through the view: no block
+            self._new_block()
 
     def _new_block(self) -> None:
         obs = np.empty((self.block, OBS_SIZES[self.version]), np.float32)

@@ -18,15 +18,7 @@ from allfives_env.observation import OBS_SIZES
 
 from helpers import A, game_from
 from test_lookahead import needs_accelerator
-
-VARIANTS = [
-    dict(num_players=2),
-    dict(num_players=3),
-    dict(num_players=4),
-    dict(num_players=4, partnerships=False),
-    dict(num_players=2, hand_end="winner_takes", target_score=61),
-    dict(num_players=3, target_score=50, boneyard_reserve=2),
-]
+from test_observation import VARIANTS
 
 
 def assert_same(game, seat):
