@@ -26,12 +26,15 @@ Game = tuple[int, bool]
 #: the named bot ``allfives play`` seats by default (``expert`` where it has no setting)
 DEFAULT = "strong"
 
-_SEARCH_2P = "ismcts:iters=300,policy=allfives_2p,belief=policy,worlds=100,select=bias,cpuct=10"
+#: the 2-player searches' prior: the 1.5M-step network that shipped before the 6M one (models/README.md,
+#: "Toward the search's strength": the sharper networks measured no better as a prior)
+_PRIOR_2P = "allfives_2p_prior"
+_SEARCH_2P = f"ismcts:iters=300,policy={_PRIOR_2P},belief=policy,worlds=100,select=bias,cpuct=10"
 _SEARCH_3P = "ismcts:iters=300,policy=allfives_3p,belief=policy,worlds=100,select=bias,cpuct=10"
 _SEARCH_4P = "ismcts:iters=300,policy=allfives_4p,belief=policy,worlds=100"
 _SEARCH_4P_200 = "ismcts:iters=300,policy=allfives_4p,belief=policy,worlds=200"
 _COUNTER_2P = (
-    "ismcts:iters=300,policy=allfives_2p,belief=expert,bweights=expert_2p,worlds=300,select=bias,cpuct=10,opp=model"
+    f"ismcts:iters=300,policy={_PRIOR_2P},belief=expert,bweights=expert_2p,worlds=300,select=bias,cpuct=10,opp=model"
 )
 _COUNTER_4P = "ismcts:iters=1000,policy=allfives_4p,belief=expert,bweights=expert_4p,worlds=200,opp=model"
 _SHIP = "python -m allfives_train.ship runs/ppo_{n}p --name allfives_{n}p --games 2000 --workers 2"
@@ -108,7 +111,7 @@ def _tournament(spec: str, n: int, seed: int) -> str:
 
 
 _FAST = {
-    (2, False): _ship_setting(2, 63.8, (61.7, 65.9), 0.47),
+    (2, False): _ship_setting(2, 66.1, (64.0, 68.2), 0.47),
     (3, False): _ship_setting(3, 55.7, (54.2, 57.3), 0.36),
     (4, True): _ship_setting(4, 63.0, (60.9, 65.1), 0.48),
 }

@@ -36,7 +36,29 @@ def test_every_setting_is_a_valid_spec_with_its_measurement():
 def test_the_strong_bot_is_the_measured_80_percent_search_in_2_players():
     setting = BOTS["strong"].settings[(2, False)]
     assert setting.measured.win_rate >= 78
-    assert setting.spec == "ismcts:iters=300,policy=allfives_2p,belief=policy,worlds=100,select=bias,cpuct=10"
+    assert setting.spec == "ismcts:iters=300,policy=allfives_2p_prior,belief=policy,worlds=100,select=bias,cpuct=10"
+
+
+def test_the_2_player_searches_keep_their_measured_prior_apart_from_the_shipped_network():
+    """The searches' 2-player figures were measured with the 1.5M-step network; ``fast`` ships the 6M one.
+    The prior is a plain file (no card, so not one of the shipped models) that loads as a 2-player policy
+    of its own weights."""
+    from allfives_agents.models import available_models, model_path
+    from allfives_agents.nets.policy import NumpyPolicy
+
+    for bot in ("strong", "strongest", "counter-expert"):
+        assert "policy=allfives_2p_prior," in BOTS[bot].settings[(2, False)].spec, bot
+    assert BOTS["fast"].settings[(2, False)].spec == "ppo:allfives_2p"
+    assert "allfives_2p_prior" not in available_models()
+    assert NumpyPolicy.load(model_path("allfives_2p_prior", "zip")).obs_version == 2
+    prior, shipped = make_agent("ppo:allfives_2p_prior", seed=1), make_agent("ppo:allfives_2p", seed=1)
+    game = Game(Rules.make(num_players=2), seed=5)
+    views = []
+    while not game.over and len(views) < 60:
+        view = game.view(game.current_player)
+        views.append(view)
+        game.step(view.legal_actions[0])
+    assert any(prior.act(v) != shipped.act(v) for v in views), "two trainings of different length are different policies"
 
 
 @pytest.mark.parametrize("n, partnerships", GAMES)
