@@ -24,6 +24,7 @@ project's notes).
 
 from __future__ import annotations
 
+from allfives_env import game_moves
 from allfives_env.engine.tiles import mask_pips
 from allfives_env.lookahead import context, move_facts
 
@@ -60,6 +61,14 @@ class ExpertAgent(Agent):
         if len(legal) == 1:
             return legal[0]
         return max(zip(legal, self.scores(view)), key=lambda pair: pair[1])[0]
+
+    def act_game(self, game, seat: int) -> int:
+        """``act(game.view(seat))`` for the seat to act of an engine ``Game``, made in C without the
+        view where the accelerator is built (``allfives_env.game_moves``): what the environments ask
+        of their opponents. A subclass that changes ``act`` is asked through the view."""
+        if game_moves.ACCELERATED and type(self).act is ExpertAgent.act:
+            return game_moves.expert_move(game, seat, tuple(map(self.weights.__getitem__, DEFAULT_WEIGHTS)))
+        return self.act(game.view(seat))
 
     def scores(self, view) -> list[float]:
         """The score of every legal move, in ``view.legal_actions`` order."""

@@ -7,6 +7,7 @@ before south, then the lower tile index). No randomness: greedy is deterministic
 
 from __future__ import annotations
 
+from allfives_env import game_moves
 from allfives_env.engine.tiles import ACTION_TILE, IS_DOUBLE, TILE_PIPS
 
 from .base import Agent
@@ -33,3 +34,11 @@ class GreedyAgent(Agent):
         if len(legal) == 1:
             return legal[0]
         return greedy_action(legal, view.move_points())
+
+    def act_game(self, game, seat: int) -> int:
+        """``act(game.view(seat))`` for the seat to act of an engine ``Game``, made in C without the
+        view where the accelerator is built (``allfives_env.game_moves``). A subclass that changes
+        ``act`` is asked through the view."""
+        if game_moves.ACCELERATED and type(self).act is GreedyAgent.act:
+            return game_moves.greedy_move(game, seat)
+        return self.act(game.view(seat))

@@ -814,6 +814,8 @@ static int read_game_from(PyObject *game, PyObject *gd, PyObject *rel_sides, lon
     if (bad)
         return -1;
     v->n = n;
+    if (rel_sides == NULL) /* the caller reads no scores */
+        return 0;
     PyObject *scores = attr_of(game, gd, G_SCORES);
     if (scores == NULL)
         return -1;
@@ -836,6 +838,70 @@ static int read_game(PyObject *game, PyObject *rel_sides, long seat, long nxt, l
     int rc = read_game_from(game, gd, rel_sides, seat, nxt, partner, g, v);
     Py_XDECREF(gd);
     return rc;
+}
+
+/* the view_t of ``seat`` from the game ``g`` (its layout already in ``v``): hand, counts, missing
+   pips, and the legal moves with the points of each and the ends each leaves (``after_pips``,
+   ``after_values``), as engine.Game.legal_actions and Layout.placements_points and ends_after make them */
+static void moves_of(const game_t *g, view_t *v, long seat, long after_pips[][4], long after_values[][4]) {
+    Py_ssize_t n = g->n;
+    const long *hands = g->hands, *missing = g->missing;
+    long current = g->current, forced = g->forced, over = g->over;
+    long spinner_sides = g->spinner_sides, num_tiles = g->num_tiles, open_tiles = g->open_tiles;
+    v->boneyard = (long)g->boneyard - g->draw_pos;
+    v->drawable = g->draw_limit - g->draw_pos;
+    v->hand = hands[seat];
+    v->forced = seat == current ? forced : -1;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        v->counts[r] = bit_count(hands[(seat + r) % n]);
+        v->missing[r] = missing[(seat + r) % n];
+    }
+    /* engine.Game.legal_actions (Layout.actions_for): ascending action ids */
+    v->n_legal = 0;
+    if (seat == current && !over) {
+        long candidates = forced >= 0 ? 1L << forced : hands[seat];
+        if (num_tiles == 0) {
+            for (; candidates; candidates &= candidates - 1)
+                v->legal[v->n_legal++] = (long)low_bit(candidates) << 2;
+        } else {
+            for (candidates &= open_tiles; candidates; candidates &= candidates - 1) {
+                int t = low_bit(candidates);
+                for (int e = 0; e < 4; e++)
+                    if (v->pips[e] != closed && tile_pip_mask[t] >> v->pips[e] & 1)
+                        v->legal[v->n_legal++] = 4L * t + e;
+            }
+        }
+    }
+    /* per move, Layout.placements_points and Layout.ends_after */
+    long total = v->values[0] + v->values[1] + v->values[2] + v->values[3];
+    for (Py_ssize_t i = 0; i < v->n_legal; i++) {
+        long a = v->legal[i];
+        int t = action_tile[a], e = (int)(a & 3);
+        long *pips = after_pips[i], *values = after_values[i];
+        if (num_tiles == 0) {
+            long x = v1_tile_a[t], y = v1_tile_b[t];
+            v->points[i] = tile_pips[t] % modulus == 0 ? tile_pips[t] : 0;
+            pips[0] = x;
+            pips[1] = y;
+            pips[2] = pips[3] = closed;
+            values[0] = is_double[t] ? x + x : x;
+            values[1] = is_double[t] ? x + x : y;
+            values[2] = values[3] = 0;
+            continue;
+        }
+        long count = total - v->values[e] + end_count[t][v->pips[e]];
+        v->points[i] = count % modulus == 0 ? count : 0;
+        for (int k = 0; k < 4; k++) {
+            pips[k] = v->pips[k];
+            values[k] = v->values[k];
+        }
+        if (spinner_sides >> e & 1 && v->covered == 1)
+            pips[north_arm] = pips[south_arm] = v->spinner;
+        long p = pips[e];
+        values[e] = end_count[t][p];
+        if (!is_double[t])
+            pips[e] = end_count[t][p];
+    }
 }
 
 /* observe_game(out, mask, row, template, game, seat, rel_sides, score_scale, next_seat, partner_seat):
@@ -873,64 +939,10 @@ static PyObject *observe_game(PyObject *self, PyObject *const *args, Py_ssize_t 
     game_t g;
     if (read_game(game, args[6], seat, nxt, partner, &g, &v) < 0)
         return NULL;
-    Py_ssize_t n = g.n;
-    long *hands = g.hands, *missing = g.missing, current = g.current, forced = g.forced, over = g.over;
-    long spinner_sides = g.spinner_sides, num_tiles = g.num_tiles, open_tiles = g.open_tiles;
-    v.boneyard = (long)g.boneyard - g.draw_pos;
-    v.drawable = g.draw_limit - g.draw_pos;
-    v.hand = hands[seat];
-    v.forced = seat == current ? forced : -1;
-    for (Py_ssize_t r = 0; r < n; r++) {
-        v.counts[r] = bit_count(hands[(seat + r) % n]);
-        v.missing[r] = missing[(seat + r) % n];
-    }
-    /* engine.Game.legal_actions (Layout.actions_for): ascending action ids */
-    v.n_legal = 0;
-    if (seat == current && !over) {
-        long candidates = forced >= 0 ? 1L << forced : hands[seat];
-        if (num_tiles == 0) {
-            for (; candidates; candidates &= candidates - 1)
-                v.legal[v.n_legal++] = (long)low_bit(candidates) << 2;
-        } else {
-            for (candidates &= open_tiles; candidates; candidates &= candidates - 1) {
-                int t = low_bit(candidates);
-                for (int e = 0; e < 4; e++)
-                    if (v.pips[e] != closed && tile_pip_mask[t] >> v.pips[e] & 1)
-                        v.legal[v.n_legal++] = 4L * t + e;
-            }
-        }
-    }
-    /* per move, Layout.placements_points and Layout.ends_after */
     long after_pips[NUM_ACTIONS][4], after_values[NUM_ACTIONS][4];
-    long total = v.values[0] + v.values[1] + v.values[2] + v.values[3];
-    for (Py_ssize_t i = 0; i < v.n_legal; i++) {
-        long a = v.legal[i];
-        int t = action_tile[a], e = (int)(a & 3);
-        long *pips = after_pips[i], *values = after_values[i];
-        if (num_tiles == 0) {
-            long x = v1_tile_a[t], y = v1_tile_b[t];
-            v.points[i] = tile_pips[t] % modulus == 0 ? tile_pips[t] : 0;
-            pips[0] = x;
-            pips[1] = y;
-            pips[2] = pips[3] = closed;
-            values[0] = is_double[t] ? x + x : x;
-            values[1] = is_double[t] ? x + x : y;
-            values[2] = values[3] = 0;
-            continue;
-        }
-        long count = total - v.values[e] + end_count[t][v.pips[e]];
-        v.points[i] = count % modulus == 0 ? count : 0;
-        for (int k = 0; k < 4; k++) {
-            pips[k] = v.pips[k];
-            values[k] = v.values[k];
-        }
-        if (spinner_sides >> e & 1 && v.covered == 1)
-            pips[north_arm] = pips[south_arm] = v.spinner;
-        long p = pips[e];
-        values[e] = end_count[t][p];
-        if (!is_double[t])
-            pips[e] = end_count[t][p];
-    }
+    moves_of(&g, &v, seat, after_pips, after_values);
+    Py_ssize_t n = g.n;
+    long *hands = g.hands, *missing = g.missing;
 
     Py_buffer buf, mask, tmpl;
     if (PyObject_GetBuffer(args[3], &tmpl, PyBUF_SIMPLE) < 0)
@@ -984,6 +996,142 @@ static PyObject *observe_game(PyObject *self, PyObject *const *args, Py_ssize_t 
     Py_RETURN_NONE;
 }
 
+/* the game_t and view_t (no scores) of ``game`` and the moves of ``seat``, who must be to act with a
+   legal move; -1 with the error */
+static int to_act(PyObject *game, long seat, long nxt, long partner, game_t *g, view_t *v, long after_pips[][4],
+                  long after_values[][4]) {
+    if (!configured || north_arm < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "configure() and configure_view() were not called");
+        return -1;
+    }
+    if (read_game(game, NULL, seat, nxt, partner, g, v) < 0)
+        return -1;
+    moves_of(g, v, seat, after_pips, after_values);
+    if (v->n_legal == 0) {
+        PyErr_Format(PyExc_ValueError, "seat %ld has no move to choose: it is not to act, or the game is over", seat);
+        return -1;
+    }
+    return 0;
+}
+
+/* expert_game(game, seat, next_seat, partner_seat, opponents, target_left, weights): the move
+   agents.expert.ExpertAgent (``weights``: its 8 weights in DEFAULT_WEIGHTS' order) chooses for
+   ``seat`` of an engine Game, without a PlayerView: the same terms, added in the same order, over the
+   move facts of lookahead.move_facts; ``opponents`` the mask of the seats of the other sides,
+   ``target_left`` the points the seat's side still needs (tests/test_heuristics_game.py checks every
+   decision of random games against ExpertAgent.act) */
+static PyObject *expert_game(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "expert_game(game, seat, next_seat, partner_seat, opponents, target_left, "
+                                         "weights) takes 7 arguments");
+        return NULL;
+    }
+    long seat, nxt, partner, opponents, target_left;
+    double w[8];
+    Py_ssize_t n_w;
+    PyObject **items;
+    if (int_of(args[1], &seat, "seat") < 0 || int_of(args[2], &nxt, "next_seat") < 0 ||
+        int_of(args[3], &partner, "partner_seat") < 0 || int_of(args[4], &opponents, "opponents") < 0 ||
+        int_of(args[5], &target_left, "target_left") < 0 || (items = items_of(args[6], &n_w, "weights")) == NULL)
+        return NULL;
+    if (n_w != 8) {
+        PyErr_SetString(PyExc_ValueError, "weights must hold the 8 weights of the expert's terms");
+        return NULL;
+    }
+    for (int k = 0; k < 8; k++)
+        if (number_of(items[k], &w[k], "an item of weights") < 0)
+            return NULL;
+    game_t g;
+    view_t v;
+    long after_pips[NUM_ACTIONS][4], after_values[NUM_ACTIONS][4];
+    if (to_act(args[0], seat, nxt, partner, &g, &v, after_pips, after_values) < 0)
+        return NULL;
+    Py_ssize_t n = g.n;
+    if (opponents <= 0 || opponents >= 1L << n || opponents >> seat & 1) {
+        PyErr_SetString(PyExc_ValueError, "opponents must be a mask of seats of the game other than seat");
+        return NULL;
+    }
+    if (v.n_legal == 1)
+        return PyLong_FromLong(v.legal[0]);
+    model_t next_model, partner_model;
+    long counts[V1_MAX_SEATS], masks[V1_MAX_SEATS];
+    long fewest = NUM_TILES, opp_tiles = 0;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        counts[s] = bit_count(g.hands[s]);
+        if (opponents >> s & 1) {
+            opp_tiles += counts[s];
+            if (counts[s] < fewest)
+                fewest = counts[s];
+        }
+    }
+    context_of((int)seat, (int)nxt, (int)partner, n, v.hand, v.played, g.missing, counts, &next_model, &partner_model,
+               masks);
+    long unseen = ALL_TILES & ~v.hand & ~v.played, unseen_pips = 0;
+    for (long m = unseen; m; m &= m - 1)
+        unseen_pips += tile_pips[low_bit(m)];
+    int unseen_count = bit_count(unseen);
+    double pips_per_unseen = unseen_count ? (double)unseen_pips / (double)unseen_count : 0.0;
+    double heavy = w[4] / (double)(1 + fewest);
+    long best = 0;
+    double best_score = 0.0;
+    for (Py_ssize_t i = 0; i < v.n_legal; i++) {
+        fact_t f;
+        facts_of(v.hand, v.legal[i], v.points[i], after_pips[i], after_values[i], &next_model, &partner_model, &f);
+        double score = w[0] * (double)f.points;
+        if (f.points && f.points >= target_left)
+            score += 1000.0;
+        if (f.out) {
+            score = score + w[3] * pips_per_unseen * (double)opp_tiles;
+        } else {
+            if (next_model.on)
+                score += -w[1] * f.threat;
+            if (partner_model.on)
+                score += w[2] * f.partner;
+            score -= heavy * (double)f.pips_left;
+            score += w[5] * (double)f.variety;
+            score += w[6] * (double)f.mobility;
+            if (f.dbl)
+                score += w[7];
+        }
+        if (i == 0 || score > best_score) {
+            best = v.legal[i];
+            best_score = score;
+        }
+    }
+    return PyLong_FromLong(best);
+}
+
+/* greedy_game(game, seat): the move agents.greedy.greedy_action chooses for ``seat`` of an engine
+   Game: the most points now, then the heavier tile, then a double, then the lower action id */
+static PyObject *greedy_game(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "greedy_game(game, seat) takes 2 arguments");
+        return NULL;
+    }
+    long seat;
+    if (int_of(args[1], &seat, "seat") < 0)
+        return NULL;
+    game_t g;
+    view_t v;
+    long after_pips[NUM_ACTIONS][4], after_values[NUM_ACTIONS][4];
+    if (to_act(args[0], seat, -1, -1, &g, &v, after_pips, after_values) < 0)
+        return NULL;
+    long best = v.legal[0], best_points = v.points[0];
+    int best_tile = action_tile[best];
+    for (Py_ssize_t i = 1; i < v.n_legal; i++) {
+        long a = v.legal[i], points = v.points[i];
+        int t = action_tile[a];
+        if (points > best_points ||
+            (points == best_points && (tile_pips[t] > tile_pips[best_tile] ||
+                                       (tile_pips[t] == tile_pips[best_tile] && is_double[t] > is_double[best_tile])))) {
+            best = a;
+            best_points = points;
+            best_tile = t;
+        }
+    }
+    return PyLong_FromLong(best);
+}
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(tables): the engine's tables (see allfives_env.lookahead) and the MoveFacts and ReplyModel classes"},
@@ -1004,6 +1152,10 @@ static PyMethodDef methods[] = {
     {"observe_game", (PyCFunction)(void (*)(void))observe_game, METH_FASTCALL,
      "observe_game(out, mask, row, template, game, seat, rel_sides, score_scale, next_seat, partner_seat): the "
      "observation and action mask of a seat of an engine Game, into row ``row`` of out and of mask"},
+    {"expert_game", (PyCFunction)(void (*)(void))expert_game, METH_FASTCALL,
+     "expert_game(game, seat, next_seat, partner_seat, opponents, target_left, weights): the expert's move"},
+    {"greedy_game", (PyCFunction)(void (*)(void))greedy_game, METH_FASTCALL,
+     "greedy_game(game, seat): the greedy move"},
     {NULL, NULL, 0, NULL},
 };
 

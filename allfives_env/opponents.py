@@ -1,9 +1,12 @@
 """The seats a single-agent environment plays itself, as the caller hands them in.
 
-An opponent is any object with ``act(view) -> action id`` and, optionally, ``reset(seed)``
-(every ``agents.Agent``), or a plain function ``f(view) -> action id``. The environments never
-build agents by name: that is the ``agents`` layer's job (``allfives_agents.make_agent("greedy")``), so
-this package imports nothing above it. ``RandomOpponent`` is the default.
+An opponent is any object with ``act(view) -> action id`` and, optionally, ``reset(seed)`` (every
+``agents.Agent``), or a plain function ``f(view) -> action id``. An opponent may also have
+``act_game(game, seat) -> action id``, the move ``act(game.view(seat))`` would make, chosen from the
+engine's ``Game`` without building the view; the environments call it where it exists (``expert``
+and ``greedy`` have it: ``allfives_env.game_moves``). The environments never build agents by name:
+that is the ``agents`` layer's job (``allfives_agents.make_agent("greedy")``), so this package
+imports nothing above it. ``RandomOpponent`` is the default.
 """
 
 from __future__ import annotations

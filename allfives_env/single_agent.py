@@ -257,7 +257,9 @@ class SingleAgentEnv(gym.Env):
         agents = self._seat_agents
         while not game.over and game.current_player not in mine:
             seat = game.current_player
-            game.step(agents[seat].act(game.view(seat)))
+            agent = agents[seat]
+            act_game = getattr(agent, "act_game", None)
+            game.step(agent.act(game.view(seat)) if act_game is None else act_game(game, seat))
 
     def _reward_since_last(self) -> float:
         if self.episode_spec.reward != "points":

@@ -10,7 +10,8 @@ with two differences that make it fast:
   them (the **batch protocol**): an opponent whose ``batch_key`` is not ``None`` has
   ``act_batch(views) -> actions``, and opponents with equal keys answer for each other's views.
   The ``ppo:`` agents (``allfives_agents.nets.policy.PPOAgent``) do: their key is their network, so every game
-  waiting on the same snapshot costs one matrix product. Any other opponent plays as it does alone.
+  waiting on the same snapshot costs one matrix product. Any other opponent plays as it does alone
+  (``act_game(game, seat)`` where it has one: ``allfives_env.opponents``).
 
 It does not reset games by itself: ``allfives_env.gym_vector.AllFivesVectorEnv`` (gymnasium's
 vector API) and ``allfives_train.vec_env.BatchedVecEnv`` (Stable-Baselines3's ``VecEnv``) each add their
@@ -110,7 +111,8 @@ class GameVector:
                     agent = agents[seat]
                     key = getattr(agent, "batch_key", None)
                     if key is None:
-                        game.step(agent.act(game.view(seat)))
+                        act_game = getattr(agent, "act_game", None)
+                        game.step(agent.act(game.view(seat)) if act_game is None else act_game(game, seat))
                     else:
                         groups.setdefault(key, []).append((env, agent, game.view(seat)))
                         break

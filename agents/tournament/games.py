@@ -7,6 +7,7 @@ same in this process, in a worker process and in a Ray task (``allfives_agents.t
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from dataclasses import dataclass
@@ -122,12 +123,12 @@ def play_game(
             done.add(id(agent))
             agent.reset(agent_seed)
     game = Game(rules, seed, max_hands=max_hands)
-    acts = [agent.act for agent in agents]
-    step, view = game.step, game.view
+    moves = [_mover(agent, game) for agent in agents]
+    step = game.step
     try:
         while not game.over:
             p = game.current_player
-            step(acts[p](view(p)))
+            step(moves[p](p))
     except Exception as exc:
         p = game.current_player
         raise TournamentError(
@@ -135,6 +136,17 @@ def play_game(
             f"of the game with seed {seed}: {type(exc).__name__}: {exc}"
         ) from exc
     return game
+
+
+def _mover(agent: Agent, game: Game):
+    """``seat -> action`` of ``agent`` in ``game``: its ``act_game`` where it has one (the move it
+    makes from the view, chosen without building it: ``allfives_env.opponents``), else its ``act``
+    on the seat's view."""
+    act_game = getattr(agent, "act_game", None)
+    if act_game is not None:
+        return functools.partial(act_game, game)
+    act, view = agent.act, game.view
+    return lambda seat: act(view(seat))
 
 
 class Runner:
