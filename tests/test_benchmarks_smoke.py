@@ -1,6 +1,7 @@
 """Tiny-budget runs of the benchmark scripts (their figures are recorded in the issue notes, not asserted)."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -268,3 +269,17 @@ def test_train_cost_measures_speed_and_memory_and_the_time_to_a_target(tmp_path)
     assert (row["steps_to_target"], row["seconds_to_target"]) == first_hit
     bad = subprocess.run([sys.executable, script, "--target", "2"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--target" in bad.stderr
+
+
+def test_an_exported_revision_imports_its_own_code_under_the_installed_names(tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        from revision import export_revision
+    finally:
+        sys.path.pop(0)
+    tree = export_revision("HEAD", tmp_path / "rev")
+    out = subprocess.run([sys.executable, "-c", "import allfives_train.network, allfives_agents.bots, allfives_env.observation as o;"
+                          "print(allfives_train.network.__file__, allfives_agents.bots.__file__, o.__file__)"],
+                         cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)}, capture_output=True, text=True, check=True)
+    files = [Path(f).resolve() for f in out.stdout.split()]
+    assert len(files) == 3 and all(f.is_relative_to(tree.resolve()) for f in files), files

@@ -213,3 +213,21 @@ def test_adam_is_fused_where_torch_runs_it_and_loads_a_plain_adams_state():
     before = net.weight.detach().clone()
     fused.step()
     assert fused.defaults["fused"] and not torch.equal(before, net.weight)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("options", VARIANTS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
+def test_the_scorers_lookups_give_the_numpy_features_exactly_and_the_legal_actions_in_order(version, options):
+    from allfives_agents.nets.action_features import action_features
+    from allfives_train.network import ActionScorer
+
+    obs, masks, _ = positions(version, options, seed=8)
+    scorer = ActionScorer(8, 4, obs_version=version)
+    assert np.array_equal(scorer.action_features(obs).numpy(), action_features(obs.numpy()))
+    latent = torch.cat([torch.zeros(len(obs), 8), obs], 1)
+    _, idx, valid = scorer.legal_logits(latent, masks)
+    assert idx.shape[1] == int(masks.sum(1).max())
+    for row, mask in enumerate(masks):
+        legal = torch.nonzero(mask).flatten()
+        assert torch.equal(idx[row, : len(legal)], legal) and valid[row].sum() == len(legal)
+        assert not mask[idx[row, len(legal) :]].any()

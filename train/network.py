@@ -112,10 +112,15 @@ class ActionScorer(nn.Module):
         self.features = nn.Linear(af.N_FEATURES[obs_version], width, bias=False)
         self.out = nn.Linear(width, 1)
         self.base = nn.Linear(hidden_dim, NUM_ACTIONS)
+        # saved with every policy since the first (loading checks the names), though the lookups below replace static and expose
         self.register_buffer("static", torch.from_numpy(af.STATIC.copy()))
         self.register_buffer("end_of_action", torch.from_numpy(af.END_OF_ACTION.copy()))
         self.register_buffer("expose", torch.from_numpy(af.EXPOSE.copy()))
         self.register_buffer("pip_of_tile", torch.from_numpy(af.PIP_OF_TILE.copy()))
+        self.register_buffer("static_exposed", torch.from_numpy(af.STATIC_EXPOSED.copy()), persistent=False)
+        self.register_buffer("exposed_pip", torch.from_numpy(af.EXPOSED_PIP.copy()).flatten(), persistent=False)
+        self.register_buffer("action_order", torch.arange(NUM_ACTIONS, dtype=torch.int16).unsqueeze(0), persistent=False)
+        self.register_buffer("per_action", torch.tensor([OFFSETS["move_points"], *af.LOOKAHEAD_OFFSETS][: 1 + 6 * self.lookahead]), persistent=False)
         self.register_buffer("every_action", torch.arange(NUM_ACTIONS).unsqueeze(0), persistent=False)
         nn.init.orthogonal_(self.base.weight, gain=0.01)
         nn.init.zeros_(self.base.bias)
@@ -127,20 +132,21 @@ class ActionScorer(nn.Module):
         return self.legal_features(obs, self.every_action.expand(obs.shape[0], -1))
 
     def legal_features(self, obs: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-        """The features of the actions ``idx`` ``(B, K)`` only: ``(B, K, F)``."""
-        batch, k = idx.shape
-        mp, arm, unseen, hand = OFFSETS["move_points"], OFFSETS["arm_pip"], OFFSETS["unseen_pips"], OFFSETS["hand"]
-        points = obs[:, mp : mp + NUM_ACTIONS].gather(1, idx).unsqueeze(-1)
-        ends = self.end_of_action[idx].unsqueeze(-1).expand(batch, k, 7)
-        arm_pips = obs[:, arm : arm + 28].reshape(batch, 4, 7).gather(1, ends)
-        exposed = torch.einsum("bkp,bkpq->bkq", arm_pips, self.expose[idx])
-        unseen_exposed = (exposed * obs[:, None, unseen : unseen + 7]).sum(-1, keepdim=True)
+        """The features of the actions ``idx`` ``(B, K)`` only: ``(B, K, F)``. The arms' one-hot pips
+        become pip numbers (7: no arm), so that the exposed pip and features 1-13 are lookups
+        (``af.EXPOSED_PIP``, ``af.STATIC_EXPOSED``): the same values as the numpy products on any
+        observation, whose ``arm_pip`` is one-hot or zeros per arm."""
+        arm, unseen, hand = OFFSETS["arm_pip"], OFFSETS["unseen_pips"], OFFSETS["hand"]
+        arms = obs[:, arm : arm + 28].reshape(-1, 4, 7)
+        shown = torch.where(arms.amax(-1) > 0, arms.argmax(-1), 7)  # (B, 4)
+        row = idx * 8 + shown.gather(1, self.end_of_action[idx])  # (B, K)
+        per_action = obs.gather(1, (idx.unsqueeze(-1) + self.per_action).flatten(1)).unflatten(1, (idx.shape[1], -1))
         mine = obs[:, hand : hand + 28] @ self.pip_of_tile / 7.0
-        mine_exposed = (exposed * mine.unsqueeze(1)).sum(-1, keepdim=True)
-        parts = [points, self.static[idx], exposed, unseen_exposed, mine_exposed]
-        if self.lookahead:
-            parts += [obs[:, o : o + NUM_ACTIONS].gather(1, idx).unsqueeze(-1) for o in af.LOOKAHEAD_OFFSETS]
-        return torch.cat(parts, dim=-1)
+        zero = obs.new_zeros(obs.shape[0], 1)
+        exposed = self.exposed_pip[row]  # 7: none
+        unseen_exposed = torch.cat([obs[:, unseen : unseen + 7], zero], 1).gather(1, exposed).unsqueeze(-1)
+        mine_exposed = torch.cat([mine, zero], 1).gather(1, exposed).unsqueeze(-1)
+        return torch.cat([per_action[..., :1], self.static_exposed[row], unseen_exposed, mine_exposed, per_action[..., 1:]], dim=-1)
 
     def forward(self, latent: torch.Tensor) -> torch.Tensor:
         """All 112 logits (export, ``NumpyPolicy``); with a mask the policy asks ``legal_logits``."""
@@ -155,7 +161,8 @@ class ActionScorer(nn.Module):
         h = latent[:, : self.hidden_dim]
         obs = latent[:, self.hidden_dim :].detach()  # the raw observation: no parameter below it
         k = max(int(legal.sum(1).max()), 1)
-        idx = torch.argsort((~legal).to(torch.int8), dim=1, stable=True)[:, :k]
+        order = (~legal).to(torch.int16) * NUM_ACTIONS + self.action_order  # legal first, each in increasing order
+        idx = torch.topk(order, k, dim=1, largest=False, sorted=True).indices
         x = self.legal_features(obs, idx)
         scores = self.out(torch.relu(self.features(x) + self.context(h).unsqueeze(1))).squeeze(-1)
         return scores + self.base(h).gather(1, idx), idx, legal.gather(1, idx)
