@@ -14,7 +14,10 @@ PettingZoo's SB3 action-masking tutorial pipeline on connect_four_v3, in the sam
   (``git archive``) on that revision's own recipe, for before/after figures in the same run.
 
 Rounds alternate ours, each baseline and the peer, each in a fresh process with the threads the
-recipe sets; the medians and the ratios to the peer are printed (``--json``: one line).
+recipe sets; the medians and the ratios to the peer are printed (``--json``: one line), and for
+ours and each baseline where the time went: µs a learner step in the rollouts
+(``MaskablePPO.collect_rollouts``: the games, the opponents, the policy's forward passes) and in
+the updates (``MaskablePPO.train``), which move much less from round to round than the whole.
 ``--load N`` runs N busy processes beside both contenders (a user's other work on the same cores);
 given more than once, every round measures each load in turn, so quiet and loaded figures come
 from one run.
@@ -98,9 +101,26 @@ print(model.num_timesteps, time.perf_counter() - start)
 '''
 
 OURS = r'''
-import sys
+import sys, time
+from sb3_contrib import MaskablePPO
 from allfives_train.config import load_config
 from allfives_train.train import train
+
+parts = {"rollout": 0.0, "update": 0.0}
+
+
+def timed(name, method):
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            parts[name] += time.perf_counter() - start
+    return wrapper
+
+
+MaskablePPO.collect_rollouts = timed("rollout", MaskablePPO.collect_rollouts)
+MaskablePPO.train = timed("update", MaskablePPO.train)
 
 steps, seed, run_dir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 far = 10 * steps + 1
@@ -108,17 +128,22 @@ config = load_config(sys.argv[4], [f"total_steps={steps}", f"seed={seed}", f"che
                                    f"eval.every={far}", f"pool.snapshot_every={far}",
                                    "eval.final_games=2", "eval.opponents=[random]", "eval.best_against=random"])
 card = train(config, run_dir, progress_bar=False)
-print(card["steps"], card["wall_seconds"])
+print(card["steps"], card["wall_seconds"], parts["rollout"], parts["update"])
 '''
 
 
-def run(code: str, *args, root: Path = ROOT) -> float:
-    """Steps/s that ``code`` prints (``steps seconds`` on its last line), run in the tree ``root``."""
+def run(code: str, *args, root: Path = ROOT, parts: dict | None = None) -> float:
+    """Steps/s that ``code`` prints (``steps seconds`` on its last line), run in the tree ``root``;
+    where it also prints the seconds of the rollouts and the updates, their µs a step are appended
+    to ``parts["rollout"]`` and ``parts["update"]``."""
     out = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, cwd=root,
                          env=dict(os.environ, PYTHONPATH=str(root)), timeout=3600)
     if out.returncode != 0:
         raise SystemExit(out.stderr[-2000:])
-    steps, seconds = out.stdout.strip().splitlines()[-1].split()
+    steps, seconds, *more = out.stdout.strip().splitlines()[-1].split()
+    if parts is not None and more:
+        for name, value in zip(("rollout", "update"), more):
+            parts.setdefault(name, []).append(float(value) / int(steps) * 1e6)
     return int(steps) / float(seconds)
 
 
@@ -156,16 +181,17 @@ def main(argv=None) -> dict:
     ours = {n: [] for n in loads}
     peer = {n: [] for n in loads}
     baselines = {n: {ref: [] for ref in args.baseline} for n in loads}
+    parts = {n: {ref: {} for ref in [None, *args.baseline]} for n in loads}  # None: this checkout
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="allfives-train-speed-") as folder:
         trees = {ref: export_revision(ref, Path(folder) / f"baseline{k}") for k, ref in enumerate(args.baseline)}
         for r in range(args.rounds):
             for n in loads:
                 with busy(n):
-                    ours[n].append(run(OURS, args.steps, args.seed + r, Path(folder) / f"run{n}-{r}", args.config))
+                    ours[n].append(run(OURS, args.steps, args.seed + r, Path(folder) / f"run{n}-{r}", args.config, parts=parts[n][None]))
                     for k, (ref, tree) in enumerate(trees.items()):
                         baselines[n][ref].append(run(OURS, args.steps, args.seed + r, Path(folder) / f"old{k}-{n}-{r}",
-                                                     tree / "configs" / "ppo_2p.yaml", root=tree))
+                                                     tree / "configs" / "ppo_2p.yaml", root=tree, parts=parts[n][ref]))
                     peer[n].append(run(PEER, args.steps, args.seed + r))
                 if not args.json:
                     old = "".join(f", {ref} {speeds[-1]:,.0f} steps/s" for ref, speeds in baselines[n].items())
@@ -179,10 +205,12 @@ def main(argv=None) -> dict:
             "allfives_steps_per_s": round(statistics.median(ours[n]), 1),
             "connect_four_tutorial_steps_per_s": round(tutorial, 1),
             "ratio": round(statistics.median(ours[n]) / tutorial, 2),
+            **us_per_step(parts[n][None]),
         }
         if args.baseline:
             row["baselines"] = [{"ref": ref, "steps_per_s": round(statistics.median(speeds), 1),
-                                 "ratio": round(statistics.median(speeds) / tutorial, 2)} for ref, speeds in baselines[n].items()]
+                                 "ratio": round(statistics.median(speeds) / tutorial, 2), **us_per_step(parts[n][ref])}
+                                for ref, speeds in baselines[n].items()]
         report["loads"].append(row)
     quiet = next((row for row in report["loads"] if row["load"] == 0), None)
     for row in report["loads"]:
@@ -193,11 +221,23 @@ def main(argv=None) -> dict:
         print(json.dumps(report))
     else:
         for row in report["loads"]:
-            old = "".join(f"; {b['ref']}: {b['steps_per_s']:,} steps/s, ratio {b['ratio']}" for b in row.get("baselines", []))
+            old = "".join(f"; {b['ref']}: {b['steps_per_s']:,} steps/s, ratio {b['ratio']}{split(b)}" for b in row.get("baselines", []))
             kept = f", {row['kept_of_quiet']:.0%} of quiet" if "kept_of_quiet" in row else ""
             print(f"load {row['load']}: median {row['allfives_steps_per_s']:,} vs {row['connect_four_tutorial_steps_per_s']:,} "
-                  f"steps/s, ratio {row['ratio']}{kept}{old}")
+                  f"steps/s, ratio {row['ratio']}{split(row)}{kept}{old}")
     return report
+
+
+def us_per_step(parts: dict) -> dict:
+    """The medians of a contender's µs a step in its rollouts and its updates (revisions whose
+    training does not go through ``MaskablePPO`` have none)."""
+    return {f"{name}_us_per_step": round(statistics.median(values), 1) for name, values in parts.items() if values}
+
+
+def split(row: dict) -> str:
+    if "update_us_per_step" not in row:
+        return ""
+    return f" (rollout {row['rollout_us_per_step']} + update {row['update_us_per_step']} µs a step)"
 
 
 if __name__ == "__main__":
