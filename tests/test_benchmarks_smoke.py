@@ -276,11 +276,11 @@ def test_train_cost_measures_speed_and_memory_and_the_time_to_a_target(tmp_path)
 
 
 def test_an_exported_revision_imports_its_own_code_under_the_installed_names(tmp_path):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
         from revision import export_revision
     finally:
-        sys.path.pop(0)
+        sys.path.remove(str(ROOT / "benchmarks"))
     tree = export_revision("HEAD", tmp_path / "rev")
     out = subprocess.run([sys.executable, "-c", "import allfives_train.network, allfives_agents.bots, allfives_env.observation as o;"
                           "print(allfives_train.network.__file__, allfives_agents.bots.__file__, o.__file__)"],

@@ -120,7 +120,7 @@ class ActionScorer(nn.Module):
         self.register_buffer("static_exposed", torch.from_numpy(af.STATIC_EXPOSED.copy()), persistent=False)
         self.register_buffer("exposed_pip", torch.from_numpy(af.EXPOSED_PIP.copy()).flatten(), persistent=False)
         self.register_buffer("action_order", torch.arange(NUM_ACTIONS, dtype=torch.int16).unsqueeze(0), persistent=False)
-        self.register_buffer("per_action", torch.tensor([OFFSETS["move_points"], *af.LOOKAHEAD_OFFSETS][: 1 + 6 * self.lookahead]), persistent=False)
+        self.register_buffer("per_action", torch.tensor([OFFSETS["move_points"], *(af.LOOKAHEAD_OFFSETS if self.lookahead else ())]), persistent=False)
         self.register_buffer("every_action", torch.arange(NUM_ACTIONS).unsqueeze(0), persistent=False)
         nn.init.orthogonal_(self.base.weight, gain=0.01)
         nn.init.zeros_(self.base.bias)

@@ -52,9 +52,6 @@ PIP_OF_TILE = np.array([[TILE_PIP_MASK[t] >> p & 1 for p in range(7)] for t in r
 #: (112, 8): the pip action ``a`` leaves exposed when its arm shows pip ``p`` (column 7: the arm
 #: does not exist), 7 when the tile does not match: ``EXPOSE`` as a lookup
 EXPOSED_PIP = np.full((NUM_ACTIONS, 8), 7, np.int64)
-#: (112 * 8, 13): row ``8 * a + p``: ``STATIC[a]`` then the one-hot of ``EXPOSED_PIP[a, p]`` (zeros for 7),
-#: features 1-13 of action ``a`` against an arm showing ``p`` in one lookup (the torch twin's)
-STATIC_EXPOSED = np.zeros((NUM_ACTIONS * 8, 13), np.float32)
 
 for _a in range(NUM_ACTIONS):
     _t, _e = ACTION_TILE[_a], ACTION_END[_a]
@@ -65,10 +62,10 @@ for _a in range(NUM_ACTIONS):
     for _p in (_lo, _hi):
         EXPOSE[_a, _p, OTHER_HALF[_t][_p]] = 1.0
         EXPOSED_PIP[_a, _p] = OTHER_HALF[_t][_p]
-    for _p in range(8):
-        STATIC_EXPOSED[8 * _a + _p, :6] = STATIC[_a]
-        if EXPOSED_PIP[_a, _p] < 7:
-            STATIC_EXPOSED[8 * _a + _p, 6 + EXPOSED_PIP[_a, _p]] = 1.0
+
+#: (112 * 8, 13): row ``8 * a + p``: ``STATIC[a]`` then the one-hot of ``EXPOSED_PIP[a, p]`` (zeros for 7),
+#: features 1-13 of action ``a`` against an arm showing ``p`` in one lookup (the torch twin's)
+STATIC_EXPOSED = np.concatenate([np.repeat(STATIC, 8, axis=0), np.eye(8, 7, dtype=np.float32)[EXPOSED_PIP.ravel()]], axis=1)
 
 _MP = OFFSETS["move_points"]
 _ARM = OFFSETS["arm_pip"]
