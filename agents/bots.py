@@ -111,7 +111,7 @@ def _tournament(spec: str, n: int, seed: int) -> str:
 
 
 _FAST = {
-    (2, False): _ship_setting(2, 66.1, (64.0, 68.2), 0.47),
+    (2, False): _ship_setting(2, 67.55, (65.5, 69.6), 0.47),
     (3, False): _ship_setting(3, 55.7, (54.2, 57.3), 0.36),
     (4, True): _ship_setting(4, 63.0, (60.9, 65.1), 0.48),
 }
