@@ -135,11 +135,16 @@ def test_belief_policy_needs_a_network():
     assert make_agent("ismcts:belief=policy,policy=allfives_2p,beps=0.1,btemp=1").beps == 0.1
 
 
-def test_pair_features_and_pair_logits_equal_the_dense_ones():
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_pair_features_and_pair_logits_equal_the_dense_ones(players):
+    """On observations of real positions (each arm's pip one-hot or none), the lookups of
+    ``pair_features`` give exactly the products of ``action_features``, for any action."""
+    from allfives_train.parity import sample_observations
+
     policy = load_policy("allfives_2p")
+    obs, _ = sample_observations(20, Rules.make(num_players=players), seed=players, obs_version=2)
     rng = np.random.default_rng(0)
-    obs = rng.random((20, policy.obs_size)).astype(np.float32)
-    rows, actions = rng.integers(0, 20, 200), rng.integers(0, 112, 200)
+    rows, actions = rng.integers(0, 20, 400), rng.integers(0, 112, 400)
     np.testing.assert_array_equal(pair_features(obs, rows, actions), action_features(obs)[rows, actions])
     np.testing.assert_allclose(policy.pair_logits(obs, rows, actions), policy.logits(obs)[rows, actions], atol=2e-5)
 

@@ -22,8 +22,10 @@ def positions(version: int, options: dict, seed: int, limit: int = 160):
 
 
 def dense_outputs(policy, obs, masks, actions):
-    """What SB3's own ``MaskableActorCriticPolicy.evaluate_actions`` computes: every logit, then the mask."""
-    latent_pi, latent_vf = policy.mlp_extractor(policy.extract_features(obs))
+    """What SB3's own ``MaskableActorCriticPolicy.evaluate_actions`` computes: every logit, then the
+    mask; the actor's and the critic's layers each on their own (not as one product)."""
+    features = policy.extract_features(obs)
+    latent_pi, latent_vf = policy.mlp_extractor.forward_actor(features), policy.mlp_extractor.forward_critic(features)
     distribution = policy.action_dist.proba_distribution(action_logits=policy.action_net(latent_pi))
     distribution.apply_masking(masks)
     return policy.value_net(latent_vf), distribution.log_prob(actions), distribution.entropy()
@@ -56,6 +58,36 @@ def test_legal_only_scoring_gives_the_dense_distribution_and_gradients(tmp_path,
     with torch.no_grad():
         dense_logits = policy.action_net(latent_pi).masked_fill(~masks, -torch.inf)
     assert torch.equal(chosen, dense_logits.argmax(1))
+
+
+@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
+def test_the_first_layers_as_one_product_give_each_network_its_own_values_and_gradients(tmp_path, precision):
+    from sb3_contrib import MaskablePPO
+
+    from allfives_train.network import PRECISIONS
+
+    policy = MaskablePPO.load(make_model("scorer_v2", tmp_path / "m.zip"), device="cpu").policy
+    extractor = policy.mlp_extractor
+    extractor.autocast = PRECISIONS[precision]
+    obs, _, _ = positions(2, dict(num_players=2), seed=7)
+    outputs = []
+    for merged in (True, False):
+        policy.zero_grad()
+        if merged:
+            h, view, latent_vf = extractor.hidden_and_value(obs)
+        else:
+            latent_pi, latent_vf = extractor.forward_actor(obs), extractor.forward_critic(obs)
+            h, view = latent_pi[:, : extractor.hidden_dim], latent_pi[:, extractor.hidden_dim :]
+        (h.square().mean() + latent_vf.sin().mean()).backward()
+        outputs.append((h.detach(), view, latent_vf.detach(), [p.grad.clone() for p in extractor.parameters()]))
+    (h1, view1, vf1, g1), (h2, view2, vf2, g2) = outputs
+    assert torch.equal(view1, obs) and torch.equal(view2, obs)
+    tol = dict(rtol=1e-5, atol=1e-6) if precision == "float32" else dict(rtol=2e-2, atol=1e-2)
+    torch.testing.assert_close(h1, h2, **tol)
+    torch.testing.assert_close(vf1, vf2, **tol)
+    for a, b in zip(g1, g2):
+        torch.testing.assert_close(a, b, **tol)
+    assert all(g.abs().sum() > 0 for g in g1)  # every layer of both networks learns through the product
 
 
 def test_the_mask_is_only_used_inside_one_call(tmp_path):
@@ -230,4 +262,4 @@ def test_the_scorers_lookups_give_the_numpy_features_exactly_and_the_legal_actio
     for row, mask in enumerate(masks):
         legal = torch.nonzero(mask).flatten()
         assert torch.equal(idx[row, : len(legal)], legal) and valid[row].sum() == len(legal)
-        assert not mask[idx[row, len(legal) :]].any()
+        assert (idx[row, len(legal) :] == -1).all() and not valid[row, len(legal) :].any()

@@ -391,7 +391,7 @@ def load_model(path: Path, env, device: str, policy_class, policy_kwargs: dict, 
         "lr_schedule": None,  # rebuilt from learning_rate when the model is set up
         "clip_range": values["clip_range"],
         "clip_range_vf": values["clip_range_vf"],
-        "rollout_buffer_class": None,  # MaskablePPO's default
+        "rollout_buffer_class": values["rollout_buffer_class"],
         "rollout_buffer_kwargs": {},
         "action_noise": None,
         "_last_obs": None,  # the environments restart their episodes

@@ -79,7 +79,14 @@ class ScoringExtractor(nn.Module):
         self.latent_dim_vf = vf[-1] if vf else self.state_dim + privileged_size
 
     def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.forward_actor(features), self.forward_critic(features)
+        h, view, latent_vf = self.hidden_and_value(features)
+        return torch.cat([h, view], dim=-1), latent_vf
+
+    def hidden_and_value(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(h, view, latent_vf)``: the policy MLP's output, the view it plays on and the value MLP's
+        output, the latents of ``forward`` without the copy of the view into ``latent_pi``."""
+        view = features if not self.privileged_size else features[:, : self.view_dim]
+        return self._hidden(self.policy_net, view[:, : self.state_dim]), view, self.forward_critic(features)
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
         view = features if not self.privileged_size else features[:, : self.view_dim]
@@ -119,7 +126,7 @@ class ActionScorer(nn.Module):
         self.register_buffer("pip_of_tile", torch.from_numpy(af.PIP_OF_TILE.copy()))
         self.register_buffer("static_exposed", torch.from_numpy(af.STATIC_EXPOSED.copy()), persistent=False)
         self.register_buffer("exposed_pip", torch.from_numpy(af.EXPOSED_PIP.copy()).flatten(), persistent=False)
-        self.register_buffer("action_order", torch.arange(NUM_ACTIONS, dtype=torch.int16).unsqueeze(0), persistent=False)
+        self.register_buffer("pip_and_any", torch.stack([torch.arange(7.0), torch.ones(7)], 1), persistent=False)
         self.register_buffer("per_action", torch.tensor([OFFSETS["move_points"], *(af.LOOKAHEAD_OFFSETS if self.lookahead else ())]), persistent=False)
         self.register_buffer("every_action", torch.arange(NUM_ACTIONS).unsqueeze(0), persistent=False)
         nn.init.orthogonal_(self.base.weight, gain=0.01)
@@ -132,21 +139,27 @@ class ActionScorer(nn.Module):
         return self.legal_features(obs, self.every_action.expand(obs.shape[0], -1))
 
     def legal_features(self, obs: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-        """The features of the actions ``idx`` ``(B, K)`` only: ``(B, K, F)``. The arms' one-hot pips
-        become pip numbers (7: no arm), so that the exposed pip and features 1-13 are lookups
-        (``af.EXPOSED_PIP``, ``af.STATIC_EXPOSED``): the same values as the numpy products on any
-        observation, whose ``arm_pip`` is one-hot or zeros per arm."""
+        """The features of the actions ``idx`` ``(B, K)`` only: ``(B, K, F)``."""
+        rows = torch.arange(obs.shape[0], device=obs.device).unsqueeze(1).expand_as(idx)
+        return self.pair_features(obs, rows.flatten(), idx.flatten()).unflatten(0, idx.shape)
+
+    def pair_features(self, obs: torch.Tensor, rows: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """The features of action ``actions[n]`` in position ``obs[rows[n]]``: ``(N, F)``. The arms'
+        one-hot pips become pip numbers (7: no arm), so that the exposed pip and features 1-13 are
+        lookups (``af.EXPOSED_PIP``, ``af.STATIC_EXPOSED``): the same values as the numpy products on
+        any observation, whose ``arm_pip`` is one-hot or zeros per arm."""
         arm, unseen, hand = OFFSETS["arm_pip"], OFFSETS["unseen_pips"], OFFSETS["hand"]
-        arms = obs[:, arm : arm + 28].reshape(-1, 4, 7)
-        shown = torch.where(arms.amax(-1) > 0, arms.argmax(-1), 7)  # (B, 4)
-        row = idx * 8 + shown.gather(1, self.end_of_action[idx])  # (B, K)
-        per_action = obs.gather(1, (idx.unsqueeze(-1) + self.per_action).flatten(1)).unflatten(1, (idx.shape[1], -1))
+        pip_and_any = obs[:, arm : arm + 28].reshape(-1, 7) @ self.pip_and_any  # per arm: its pip if one is shown, and whether one is
+        shown = torch.where(pip_and_any[:, 1] > 0, pip_and_any[:, 0].long(), 7)  # (B * 4)
+        row = actions * 8 + shown.index_select(0, rows * 4 + self.end_of_action.index_select(0, actions))  # (N)
+        at = (rows * obs.shape[1] + actions).unsqueeze(-1) + self.per_action
+        per_action = obs.reshape(-1).index_select(0, at.flatten()).view(at.shape)  # (N, 1 + lookahead)
         mine = obs[:, hand : hand + 28] @ self.pip_of_tile / 7.0
         zero = obs.new_zeros(obs.shape[0], 1)
-        exposed = self.exposed_pip[row]  # 7: none
-        unseen_exposed = torch.cat([obs[:, unseen : unseen + 7], zero], 1).gather(1, exposed).unsqueeze(-1)
-        mine_exposed = torch.cat([mine, zero], 1).gather(1, exposed).unsqueeze(-1)
-        return torch.cat([per_action[..., :1], self.static_exposed[row], unseen_exposed, mine_exposed, per_action[..., 1:]], dim=-1)
+        pips = torch.cat([obs[:, unseen : unseen + 7], zero, mine, zero], 1).flatten()  # per row: unseen, none, mine, none
+        exposed = rows * 16 + self.exposed_pip.index_select(0, row)  # pip 7: none
+        return torch.cat([per_action[:, :1], self.static_exposed.index_select(0, row), pips.index_select(0, exposed).unsqueeze(-1),
+                          pips.index_select(0, exposed + 8).unsqueeze(-1), per_action[:, 1:]], dim=-1)
 
     def forward(self, latent: torch.Tensor) -> torch.Tensor:
         """All 112 logits (export, ``NumpyPolicy``); with a mask the policy asks ``legal_logits``."""
@@ -155,17 +168,25 @@ class ActionScorer(nn.Module):
         return self.out(torch.relu(self.features(x) + self.context(h).unsqueeze(1))).squeeze(-1) + self.base(h)
 
     def legal_logits(self, latent: torch.Tensor, legal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``score_legal`` of the latent ``[h, obs]``."""
+        return self.score_legal(latent[:, : self.hidden_dim], latent[:, self.hidden_dim :], legal)
+
+    def score_legal(self, h: torch.Tensor, obs: torch.Tensor, legal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The logits of the legal actions of each row, the most in the batch (``K``) per row:
-        ``(logits, idx, valid)``, each ``(B, K)``; ``idx`` holds the actions in increasing order, the
-        legal ones first, and ``valid`` marks them (a row with fewer than ``K`` is padded)."""
-        h = latent[:, : self.hidden_dim]
-        obs = latent[:, self.hidden_dim :].detach()  # the raw observation: no parameter below it
-        k = max(int(legal.sum(1).max()), 1)
-        order = (~legal).to(torch.int16) * NUM_ACTIONS + self.action_order  # legal first, each in increasing order
-        idx = torch.topk(order, k, dim=1, largest=False, sorted=True).indices
-        x = self.legal_features(obs, idx)
-        scores = self.out(torch.relu(self.features(x) + self.context(h).unsqueeze(1))).squeeze(-1)
-        return scores + self.base(h).gather(1, idx), idx, legal.gather(1, idx)
+        ``(logits, idx, valid)``, each ``(B, K)``; ``idx`` holds each row's legal actions in
+        increasing order, then -1, and ``valid`` marks the legal ones. Only the legal (row, action)
+        pairs are scored (about 3 a row where ``K`` is often 11 or more)."""
+        obs = obs.detach()  # the raw observation: no parameter below it
+        counts = legal.sum(1)
+        k = max(int(counts.max()), 1)
+        rows, actions = legal.nonzero(as_tuple=True)  # row by row, each row's actions in increasing order
+        at = rows * k + torch.arange(len(rows), device=rows.device) - (counts.cumsum(0) - counts)[rows]  # (row, slot) flattened
+        x = self.pair_features(obs, rows, actions)
+        base = (h.index_select(0, rows) * self.base.weight.index_select(0, actions)).sum(-1) + self.base.bias.index_select(0, actions)
+        scores = self.out(torch.relu(self.features(x) + self.context(h).index_select(0, rows))).squeeze(-1) + base
+        logits = scores.new_zeros(len(h) * k).index_copy(0, at, scores).view(-1, k)
+        idx = actions.new_full((len(h) * k,), -1).index_copy_(0, at, actions).view(-1, k)
+        return logits, idx, idx >= 0
 
 
 class LegalCategorical(MaskableCategoricalDistribution):
@@ -184,7 +205,7 @@ class LegalCategorical(MaskableCategoricalDistribution):
 
     def proba_legal(self, logits: torch.Tensor, idx: torch.Tensor, valid: torch.Tensor):
         """The distribution over the actions ``idx`` with ``logits``, the ``valid`` ones only (see
-        ``ActionScorer.legal_logits``)."""
+        ``ActionScorer.score_legal``)."""
         self.idx, self.valid = idx, valid
         self.log_p = torch.log_softmax(logits.masked_fill(~valid, _MASKED), dim=1)
         self.distribution = None
@@ -255,12 +276,27 @@ class AllFivesPolicy(MaskableActorCriticPolicy):
     # SB3 hands the mask to the distribution after the logits; the scorer takes it before, so
     # that it scores the legal actions only.
     def forward(self, obs, deterministic: bool = False, action_masks=None):
-        with self._legal(action_masks):
-            return super().forward(obs, deterministic, action_masks)
+        if action_masks is None or not self.share_features_extractor:
+            with self._legal(action_masks):
+                return super().forward(obs, deterministic, action_masks)
+        distribution, values = self._legal_distribution(obs, action_masks)
+        actions = distribution.get_actions(deterministic=deterministic)
+        return actions.reshape((-1, *self.action_space.shape)), values, distribution.log_prob(actions)
 
     def evaluate_actions(self, obs, actions, action_masks=None):
-        with self._legal(action_masks):
-            return super().evaluate_actions(obs, actions, action_masks)
+        if action_masks is None or not self.share_features_extractor:
+            with self._legal(action_masks):
+                return super().evaluate_actions(obs, actions, action_masks)
+        distribution, values = self._legal_distribution(obs, action_masks)
+        return values, distribution.log_prob(actions), distribution.entropy()
+
+    def _legal_distribution(self, obs, action_masks) -> tuple[LegalCategorical, torch.Tensor]:
+        """SB3's ``forward`` and ``evaluate_actions`` up to the distribution and the values, on the
+        extractor's ``hidden_and_value``: the scorer takes ``h`` and the view as they are, where the
+        latent ``[h, view]`` would copy the view in and its gradient back out."""
+        legal = torch.as_tensor(action_masks, device=self.device).reshape(-1, NUM_ACTIONS).bool()
+        h, view, latent_vf = self.mlp_extractor.hidden_and_value(self.extract_features(obs))
+        return self.action_dist.proba_legal(*self.action_net.score_legal(h, view, legal)), self.value_net(latent_vf)
 
     def get_distribution(self, obs, action_masks=None):
         with self._legal(action_masks):

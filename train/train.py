@@ -245,10 +245,14 @@ class LinearDecay:
 
 def ppo_arguments(cfg: TrainConfig) -> dict:
     """``cfg.ppo`` as MaskablePPO takes it: the learning rate a schedule under ``lr_decay: linear``
-    (SB3 counts the progress over the whole run, so a resumed run goes on down the same line)."""
+    (SB3 counts the progress over the whole run, so a resumed run goes on down the same line), and
+    the rollout buffer ``allfives_train.buffer.MinibatchBuffer``."""
+    from .buffer import MinibatchBuffer
+
+    arguments = {**cfg.ppo, "rollout_buffer_class": MinibatchBuffer}
     if cfg.lr_decay == "linear":
-        return {**cfg.ppo, "learning_rate": LinearDecay(cfg.ppo["learning_rate"])}
-    return dict(cfg.ppo)
+        arguments["learning_rate"] = LinearDecay(cfg.ppo["learning_rate"])
+    return arguments
 
 
 def init_weights(model, path) -> None:

@@ -97,17 +97,19 @@ def action_features(obs: np.ndarray) -> np.ndarray:
 def pair_features(obs: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
     """``(P, F)``: the features of action ``actions[i]`` in observation ``obs[rows[i]]``, equal to
     ``action_features(obs)[rows, actions]`` without computing the other actions (for scoring the
-    few legal moves of many positions)."""
+    few legal moves of many positions). The arms' one-hot pips become pip numbers (7: no arm), so
+    that features 1-13 are one row of ``STATIC_EXPOSED`` and the exposed pip one of ``EXPOSED_PIP``
+    (the torch twin's lookups): the same values as the products of ``action_features``."""
     obs = np.asarray(obs, np.float32)
     rows = np.asarray(rows, np.int64)
     actions = np.asarray(actions, np.int64)
-    # per observation first, then per pair: the pairs outnumber the observations
-    points = obs[rows, _MP + actions][:, None]
-    arm = obs[:, _ARM : _ARM + 28].reshape(len(obs), 4, 7)[rows, END_OF_ACTION[actions]]  # (P, 7)
-    exposed = np.einsum("pq,pqr->pr", arm, EXPOSE[actions])
-    unseen = obs[:, _UNSEEN : _UNSEEN + 7][rows]
-    mine = (obs[:, _HAND : _HAND + 28] @ PIP_OF_TILE / 7.0)[rows]
-    parts = [points, STATIC[actions], exposed, (exposed * unseen).sum(1, keepdims=True), (exposed * mine).sum(1, keepdims=True)]
+    arms = obs[:, _ARM : _ARM + 28].reshape(len(obs), 4, 7)
+    shown = np.where(arms.max(-1) > 0, arms.argmax(-1), 7)  # (B, 4)
+    row = actions * 8 + shown[rows, END_OF_ACTION[actions]]
+    exposed = EXPOSED_PIP.ravel()[row]  # 7: none
+    zero = np.zeros((len(obs), 1), np.float32)
+    pips = np.concatenate([obs[:, _UNSEEN : _UNSEEN + 7], zero, obs[:, _HAND : _HAND + 28] @ PIP_OF_TILE / 7.0, zero], axis=1)  # unseen, none, mine, none
+    parts = [obs[rows, _MP + actions][:, None], STATIC_EXPOSED[row], pips[rows, exposed][:, None], pips[rows, 8 + exposed][:, None]]
     if obs.shape[1] == OBS_SIZES[2]:
         parts += [obs[rows, o + actions][:, None] for o in LOOKAHEAD_OFFSETS]
     return np.concatenate(parts, axis=-1)

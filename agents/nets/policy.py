@@ -367,11 +367,7 @@ class PPOAgent(Agent):
             self.name = f"ppo:{path_or_policy}"
 
     def act(self, view) -> int:
-        legal = view.legal_actions
-        if len(legal) == 1:
-            return legal[0]
-        logits = self.policy.logits(self.policy.encode(view))
-        return max(legal, key=logits.__getitem__)
+        return self.act_batch([view])[0]
 
     @property
     def batch_key(self):
@@ -380,15 +376,20 @@ class PPOAgent(Agent):
         return self.policy
 
     def act_batch(self, views) -> list[int]:
-        """``[act(v) for v in views]``, with one forward pass for all the views that have a choice."""
+        """``[act(v) for v in views]``: one forward pass for all the views that have a choice, which
+        scores their legal moves only (``NumpyPolicy.pair_logits``); the first of the best."""
         actions = [v.legal_actions[0] for v in views]
         chosen = [i for i, v in enumerate(views) if len(v.legal_actions) > 1]
         if chosen:
             policy = self.policy
             obs = np.empty((len(chosen), policy.obs_size), np.float32)
+            legal = []
             for row, i in enumerate(chosen):
                 policy.encode(views[i], obs[row])
-            logits = policy.logits(obs)
+                legal.append(views[i].legal_actions)
+            counts = np.fromiter(map(len, legal), np.int64, len(legal))
+            logits = policy.pair_logits(obs, np.repeat(np.arange(len(chosen)), counts), np.concatenate(legal))
+            starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
             for row, i in enumerate(chosen):
-                actions[i] = max(views[i].legal_actions, key=logits[row].__getitem__)
+                actions[i] = legal[row][int(np.argmax(logits[starts[row] : starts[row] + counts[row]]))]
         return actions
