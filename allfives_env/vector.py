@@ -8,9 +8,11 @@ with two differences that make it fast:
   ``masks`` ``(N, 112)``, that the caller reads (and copies if it keeps them);
 - opponents that can decide for many games at once are asked once for all the games waiting on
   them (the **batch protocol**): an opponent whose ``batch_key`` is not ``None`` has
-  ``act_batch(views) -> actions``, and opponents with equal keys answer for each other's views.
-  The ``ppo:`` agents (``allfives_agents.nets.policy.PPOAgent``) do: their key is their network, so every game
-  waiting on the same snapshot costs one matrix product. Any other opponent plays as it does alone
+  ``act_batch(views) -> actions``, and opponents with equal keys answer for each other's views;
+  one that also has ``act_games(pairs) -> actions`` is asked that instead, with ``(game, seat)``
+  pairs, and no view is built. The ``ppo:`` agents (``allfives_agents.nets.policy.PPOAgent``) do:
+  their key is their network, so every game waiting on the same snapshot costs one matrix product,
+  on observations the engine's observer writes in C. Any other opponent plays as it does alone
   (``act_game(game, seat)`` where it has one: ``allfives_env.opponents``).
 
 It does not reset games by itself: ``allfives_env.gym_vector.AllFivesVectorEnv`` (gymnasium's
@@ -114,11 +116,15 @@ class GameVector:
                         act_game = getattr(agent, "act_game", None)
                         game.step(agent.act(game.view(seat)) if act_game is None else act_game(game, seat))
                     else:
-                        groups.setdefault(key, []).append((env, agent, game.view(seat)))
+                        groups.setdefault(key, []).append((env, agent, seat))
                         break
             waiting = []
             for items in groups.values():
-                actions = items[0][1].act_batch([view for _, _, view in items])
+                agent = items[0][1]
+                if hasattr(agent, "act_games"):  # the views' observations without the views
+                    actions = agent.act_games([(env.game, seat) for env, _, seat in items])
+                else:
+                    actions = agent.act_batch([env.game.view(seat) for env, _, seat in items])
                 for (env, _, _), action in zip(items, actions):
                     env.game.step(action)
                     waiting.append(env)

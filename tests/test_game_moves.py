@@ -169,3 +169,24 @@ def test_the_environments_and_tournaments_ask_act_game():
     played = _Marked()
     game = play_game(Rules.make(num_players=2), 7, [played, make_agent("greedy")], [1, 2], max_hands=1)
     assert played.by_game > 0 and game.over
+
+
+@settings(max_examples=20, deadline=None)
+@given(variant=st.sampled_from(VARIANTS), seed=st.integers(0, 2**32), moves=st.integers(0, 2**32))
+def test_a_policy_asked_for_games_chooses_what_it_chooses_from_their_views(variant, seed, moves):
+    """``PPOAgent.act_games`` (the engine's observer, no views) against ``act_batch`` of the views
+    and ``act`` of each: five random games in step, every decision of each asked in one call."""
+    from allfives_agents.models import model_path
+    from allfives_agents.nets.policy import PPOAgent
+
+    needs_accelerator()
+    rng = random.Random(moves)
+    agent = PPOAgent(model_path("allfives_2p", "zip"))
+    games = [Game(seed=seed + k, max_hands=2, **variant) for k in range(5)]
+    while any(not game.over for game in games):
+        asked = [(game, game.current_player) for game in games if not game.over]
+        views = [game.view(seat) for game, seat in asked]
+        chosen = agent.act_games(asked)
+        assert chosen == agent.act_batch(views) == [agent.act(view) for view in views]
+        for (game, _), view in zip(asked, views):
+            game.step(rng.choice(view.legal_actions))

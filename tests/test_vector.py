@@ -93,8 +93,8 @@ def test_batched_in_worker_processes_plays_dummy_vec_envs_trajectories(obs_versi
 
 def test_network_opponents_are_asked_once_for_all_waiting_games(monkeypatch):
     calls = []
-    original = PPOAgent.act_batch
-    monkeypatch.setattr(PPOAgent, "act_batch", lambda self, views: calls.append(len(views)) or original(self, views))
+    original = PPOAgent.act_games  # the views' choices without the views (tests/test_game_moves.py)
+    monkeypatch.setattr(PPOAgent, "act_games", lambda self, games: calls.append(len(games)) or original(self, games))
     fns = constructors("2p", 8)
     vec = VecMonitor(BatchedVecEnv(fns, workers=0))
     vec.reset()

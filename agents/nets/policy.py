@@ -25,7 +25,7 @@ import numpy as np
 
 from allfives_env.engine.files import POLICY_MAX_BYTES, refusal
 from allfives_env.engine.rules import Rules
-from allfives_env.observation import OBS_SIZES, OBS_VERSION, encoder, obs_version_of_size
+from allfives_env.observation import OBS_SIZES, OBS_VERSION, GameObserver, encoder, obs_version_of_size
 from allfives_env.observation import check_layout as layout_problem
 
 from .action_features import N_FEATURES, STATE_SIZE, VERSION_OF_FEATURES, action_features, pair_features
@@ -353,6 +353,10 @@ def load_shared(path) -> NumpyPolicy:
     return policy
 
 
+#: ``PPOAgent.act_games``' observers, per rules and observation version
+_OBSERVERS: dict[tuple, GameObserver] = {}
+
+
 class PPOAgent(Agent):
     """Plays the legal move with the highest logit of a trained policy (deterministic)."""
 
@@ -381,15 +385,38 @@ class PPOAgent(Agent):
         actions = [v.legal_actions[0] for v in views]
         chosen = [i for i, v in enumerate(views) if len(v.legal_actions) > 1]
         if chosen:
-            policy = self.policy
-            obs = np.empty((len(chosen), policy.obs_size), np.float32)
-            legal = []
+            obs = np.empty((len(chosen), self.policy.obs_size), np.float32)
             for row, i in enumerate(chosen):
-                policy.encode(views[i], obs[row])
-                legal.append(views[i].legal_actions)
-            counts = np.fromiter(map(len, legal), np.int64, len(legal))
-            logits = policy.pair_logits(obs, np.repeat(np.arange(len(chosen)), counts), np.concatenate(legal))
-            starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-            for row, i in enumerate(chosen):
-                actions[i] = legal[row][int(np.argmax(logits[starts[row] : starts[row] + counts[row]]))]
+                self.policy.encode(views[i], obs[row])
+            for i, action in zip(chosen, self._best(obs, [views[i].legal_actions for i in chosen])):
+                actions[i] = action
         return actions
+
+    def act_games(self, games) -> list[int]:
+        """``act_batch`` of the views of ``games``, pairs ``(game, seat)`` of engine games and the
+        seat to move, without building the views: the observations and legal moves come from the
+        engine's observer (``allfives_env.observation.GameObserver``, in C where it is built), the
+        same bits as the views' (tests/test_game_moves.py)."""
+        observed = [self._observer(game.rules)(game, seat) for game, seat in games]
+        legal = [np.flatnonzero(mask) for _, mask in observed]
+        chosen = [i for i, moves in enumerate(legal) if len(moves) > 1]
+        actions = [int(moves[0]) for moves in legal]
+        if chosen:
+            obs = np.stack([observed[i][0] for i in chosen])
+            for i, action in zip(chosen, self._best(obs, [legal[i] for i in chosen])):
+                actions[i] = int(action)
+        return actions
+
+    def _observer(self, rules) -> GameObserver:
+        key = (rules, self.policy.obs_version)
+        observer = _OBSERVERS.get(key)
+        if observer is None:  # one per rules and version for the process: its rows follow each other in memory
+            observer = _OBSERVERS[key] = GameObserver(rules, self.policy.obs_version)
+        return observer
+
+    def _best(self, obs: np.ndarray, legal: list) -> list[int]:
+        """Per row of ``obs``, the first of its ``legal`` moves (ascending) with the highest logit."""
+        counts = np.fromiter(map(len, legal), np.int64, len(legal))
+        logits = self.policy.pair_logits(obs, np.repeat(np.arange(len(legal)), counts), np.concatenate(legal))
+        starts = np.cumsum(counts) - counts
+        return [legal[row][int(np.argmax(logits[start : start + count]))] for row, (start, count) in enumerate(zip(starts, counts))]
