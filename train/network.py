@@ -204,8 +204,8 @@ class LegalCategorical(MaskableCategoricalDistribution):
         return super().proba_distribution(action_logits)
 
     def proba_legal(self, logits: torch.Tensor, idx: torch.Tensor, valid: torch.Tensor):
-        """The distribution over the actions ``idx`` with ``logits``, the ``valid`` ones only (see
-        ``ActionScorer.score_legal``)."""
+        """The distribution over the actions ``idx`` with ``logits``, the ``valid`` ones only, the
+        others padding of action -1 (see ``ActionScorer.score_legal``)."""
         self.idx, self.valid = idx, valid
         self.log_p = torch.log_softmax(logits.masked_fill(~valid, _MASKED), dim=1)
         self.distribution = None
@@ -218,8 +218,8 @@ class LegalCategorical(MaskableCategoricalDistribution):
     def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
         if self.idx is None:
             return super().log_prob(actions)
-        hit = self.idx == actions.long().reshape(-1, 1)
-        if not bool((hit & self.valid).any(1).all()):
+        hit = self.idx == actions.long().reshape(-1, 1)  # never on a padded slot (-1)
+        if not bool(hit.any(1).all()):
             raise ValueError("log_prob of an action that is not legal in its position")
         return torch.where(hit, self.log_p, 0.0).sum(1)
 
