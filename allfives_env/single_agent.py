@@ -98,6 +98,7 @@ class SingleAgentEnv(gym.Env):
         self.rules = rules_from(rules, rule_options)
         #: ``(game, seat) -> (observation, action mask)`` of the view's observation, for these rules and version
         self._observe = GameObserver(self.rules, obs_version)
+        self._mask, self._mask_at, self._mask_move = None, None, None  # the mask observed with the last observation, of which game and move
         self.episode_spec = EpisodeSpec(episode, reward, max_hands)
         n = self.rules.num_players
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -222,10 +223,18 @@ class SingleAgentEnv(gym.Env):
         there is none: before ``reset`` and once the episode is over; gymnasium's ``sample(mask=)``
         then gives 0, which an autoreset ignores); also ``info["action_mask"]``. int8 as in the AEC
         env: the dtype gymnasium's ``Discrete.sample(mask=...)`` takes."""
+        if self.game is None or self.game.over or self._lost_by_illegal:
+            return np.zeros(NUM_ACTIONS, dtype=np.int8)
+        if self._mask_at is self.game and self._mask_move == self._move_of(self.game):
+            return self._mask.copy()  # the observer's mask of this decision, made with its observation
         mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        if self.game is not None and not self.game.over and not self._lost_by_illegal:
-            mask[self.game.legal_actions()] = 1
+        mask[self.game.legal_actions()] = 1
         return mask
+
+    @staticmethod
+    def _move_of(game) -> tuple[int, int]:
+        """Where ``game`` stands: its hand and the events of that hand (every change adds one)."""
+        return game.hand_index, len(game.events)
 
     def view(self):
         """The ``PlayerView`` that the current observation encodes: the learner's decision (with
@@ -275,14 +284,16 @@ class SingleAgentEnv(gym.Env):
         seat follow the view's observation."""
         seat = self._viewer()
         if not self._privileged:
-            obs = self._observe(self.game, seat)[0]
+            obs, self._mask = self._observe(self.game, seat)
+            self._mask_at, self._mask_move = self.game, self._move_of(self.game)
             if out is None:
                 return obs
             out[...] = obs
             return out
         if out is None:
             out = np.empty(self.observation_space.shape, np.float32)
-        out[: self.view_size] = self._observe(self.game, seat)[0]
+        out[: self.view_size], self._mask = self._observe(self.game, seat)
+        self._mask_at, self._mask_move = self.game, self._move_of(self.game)
         encode_privileged(self.game, seat, out[self.view_size :])
         return out
 

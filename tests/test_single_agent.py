@@ -167,3 +167,26 @@ def test_view_is_what_the_observation_encodes():
         if terminated or truncated:
             break
     assert seats == {env.seat, (env.seat + 2) % 4}, "with control_partner both seats of the side decide"
+
+
+@pytest.mark.parametrize("options", [dict(num_players=2), dict(num_players=4, control_partner=True), dict(num_players=3, privileged=True)])
+def test_the_mask_is_the_legal_moves_of_the_decision_at_every_step(options):
+    """``action_masks()`` hands out the observer's mask of the last observation (no second pass over
+    the legal moves): it is the game's legal moves at every decision, a copy each call, all zeros
+    once the episode is over, and recomputed if the game moved without an observation."""
+    env = SingleAgentEnv(target_score=60, **options)
+    rng = random.Random(5)
+    for seed in range(4):
+        obs, info = env.reset(seed=seed)
+        done = False
+        while not done:
+            mask = env.action_masks()
+            assert list(np.flatnonzero(mask)) == env.game.legal_actions() == list(np.flatnonzero(info["action_mask"]))
+            mask[:] = 1  # the caller's own copy
+            assert list(np.flatnonzero(env.action_masks())) == env.game.legal_actions()
+            obs, r, term, trunc, info = env.step(int(rng.choice(env.game.legal_actions())))
+            done = term or trunc
+        assert not env.action_masks().any() and not info["action_mask"].any()
+    env.reset(seed=9)
+    env.game.step(env.game.legal_actions()[0])  # moved behind the environment's back: no stale mask
+    assert list(np.flatnonzero(env.action_masks())) == env.game.legal_actions()
