@@ -190,3 +190,13 @@ def test_a_policy_asked_for_games_chooses_what_it_chooses_from_their_views(varia
         assert chosen == agent.act_batch(views) == [agent.act(view) for view in views]
         for (game, _), view in zip(asked, views):
             game.step(rng.choice(view.legal_actions))
+
+
+def test_a_policy_asked_for_a_seat_that_is_not_to_move_says_so():
+    from allfives_agents.models import model_path
+    from allfives_agents.nets.policy import PPOAgent
+
+    game = Game(seed=3)
+    other = (game.current_player + 1) % game.num_players
+    with pytest.raises(ValueError, match=f"seat {other} has no move to choose: the game is over or seat {game.current_player} is to move"):
+        PPOAgent(model_path("allfives_2p", "zip")).act_games([(game, other)])

@@ -399,6 +399,9 @@ class PPOAgent(Agent):
         same bits as the views' (tests/test_game_moves.py)."""
         observed = [self._observer(game.rules)(game, seat) for game, seat in games]
         legal = [np.flatnonzero(mask) for _, mask in observed]
+        for (game, seat), moves in zip(games, legal):
+            if not len(moves):
+                raise ValueError(f"seat {seat} has no move to choose: the game is over or seat {game.current_player} is to move")
         chosen = [i for i, moves in enumerate(legal) if len(moves) > 1]
         actions = [int(moves[0]) for moves in legal]
         if chosen:
