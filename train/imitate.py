@@ -297,7 +297,7 @@ def soft_cross_entropy(dist, target):
     import torch
 
     if getattr(dist, "idx", None) is not None:  # the scorer's distribution over the legal actions
-        return -torch.where(dist.valid, target.gather(1, dist.idx) * dist.log_p, 0.0).sum(1)
+        return -torch.where(dist.valid, target.gather(1, dist.idx.clamp(min=0)) * dist.log_p, 0.0).sum(1)  # padding: -1
     log_p = dist.distribution.logits  # SB3's masked categorical: normalised log-probabilities
     return -torch.where(target > 0, target * log_p, 0.0).sum(1)
 
