@@ -283,17 +283,16 @@ class SingleAgentEnv(gym.Env):
         given (a vector of games fills its own rows); with ``privileged``, the tiles hidden from its
         seat follow the view's observation."""
         seat = self._viewer()
+        obs, self._mask = self._observe(self.game, seat)
+        self._mask_at, self._mask_move = self.game, self._move_of(self.game)
         if not self._privileged:
-            obs, self._mask = self._observe(self.game, seat)
-            self._mask_at, self._mask_move = self.game, self._move_of(self.game)
             if out is None:
                 return obs
             out[...] = obs
             return out
         if out is None:
             out = np.empty(self.observation_space.shape, np.float32)
-        out[: self.view_size], self._mask = self._observe(self.game, seat)
-        self._mask_at, self._mask_move = self.game, self._move_of(self.game)
+        out[: self.view_size] = obs
         encode_privileged(self.game, seat, out[self.view_size :])
         return out
 

@@ -23,7 +23,7 @@ def positions(version: int, options: dict, seed: int, limit: int = 160):
 
 def dense_outputs(policy, obs, masks, actions):
     """What SB3's own ``MaskableActorCriticPolicy.evaluate_actions`` computes: every logit, then the
-    mask; the actor's and the critic's layers each on their own (not as one product)."""
+    mask, from the latents of ``forward_actor`` and ``forward_critic``."""
     features = policy.extract_features(obs)
     latent_pi, latent_vf = policy.mlp_extractor.forward_actor(features), policy.mlp_extractor.forward_critic(features)
     distribution = policy.action_dist.proba_distribution(action_logits=policy.action_net(latent_pi))
@@ -61,7 +61,9 @@ def test_legal_only_scoring_gives_the_dense_distribution_and_gradients(tmp_path,
 
 
 @pytest.mark.parametrize("precision", ["float32", "bfloat16"])
-def test_the_first_layers_as_one_product_give_each_network_its_own_values_and_gradients(tmp_path, precision):
+def test_hidden_and_value_gives_the_actor_and_critic_latents_and_their_gradients(tmp_path, precision):
+    """``hidden_and_value`` (what training asks, without the view copied into a latent) against
+    ``forward_actor`` and ``forward_critic`` (what export and SB3's own paths ask)."""
     from sb3_contrib import MaskablePPO
 
     from allfives_train.network import PRECISIONS
@@ -71,9 +73,9 @@ def test_the_first_layers_as_one_product_give_each_network_its_own_values_and_gr
     extractor.autocast = PRECISIONS[precision]
     obs, _, _ = positions(2, dict(num_players=2), seed=7)
     outputs = []
-    for merged in (True, False):
+    for together in (True, False):
         policy.zero_grad()
-        if merged:
+        if together:
             h, view, latent_vf = extractor.hidden_and_value(obs)
         else:
             latent_pi, latent_vf = extractor.forward_actor(obs), extractor.forward_critic(obs)
@@ -87,7 +89,7 @@ def test_the_first_layers_as_one_product_give_each_network_its_own_values_and_gr
     torch.testing.assert_close(vf1, vf2, **tol)
     for a, b in zip(g1, g2):
         torch.testing.assert_close(a, b, **tol)
-    assert all(g.abs().sum() > 0 for g in g1)  # every layer of both networks learns through the product
+    assert all(g.abs().sum() > 0 for g in g1)  # every layer of both networks gets a gradient
 
 
 def test_the_mask_is_only_used_inside_one_call(tmp_path):
