@@ -276,6 +276,9 @@ class AllFivesPolicy(MaskableActorCriticPolicy):
     # SB3 hands the mask to the distribution after the logits; the scorer takes it before, so
     # that it scores the legal actions only.
     def forward(self, obs, deterministic: bool = False, action_masks=None):
+        if not torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
+            with torch.inference_mode():  # the rollouts' passes (SB3 calls them under no_grad): no view or version tracking
+                return self.forward(obs, deterministic, action_masks)
         if action_masks is None or not self.share_features_extractor:
             with self._legal(action_masks):
                 return super().forward(obs, deterministic, action_masks)
