@@ -54,8 +54,8 @@ def test_train_speed_runs_both_pipelines_quiet_and_loaded_and_reports_json():
         assert [b["ref"] for b in row["baselines"]] == ["HEAD"] and all(b["steps_per_s"] > 0 for b in row["baselines"])
         for contender in (row, *row["baselines"]):  # where a step's time went: the rollouts and the updates, both timed
             assert contender["rollout_us_per_step"] > 0 and contender["update_us_per_step"] > 0
-            # both are inside the run's wall time, which the card rounds to 0.1 s (about a second here)
-            assert contender["rollout_us_per_step"] + contender["update_us_per_step"] <= 1e6 / contender.get("steps_per_s", row["allfives_steps_per_s"]) * 1.1
+            # both are inside model.learn, whose time gives the steps/s (the medians of one round: the same run's)
+            assert contender["rollout_us_per_step"] + contender["update_us_per_step"] <= 1e6 / contender.get("steps_per_s", row["allfives_steps_per_s"]) * 1.001
     loaded = report["loads"][1]
     assert loaded["kept_of_quiet"] == pytest.approx(loaded["allfives_steps_per_s"] / report["loads"][0]["allfives_steps_per_s"], abs=0.0051)
 
