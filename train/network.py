@@ -79,18 +79,20 @@ class ScoringExtractor(nn.Module):
         self.latent_dim_vf = vf[-1] if vf else self.state_dim + privileged_size
 
     def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        h, view, latent_vf = self.hidden_and_value(features)
-        return torch.cat([h, view], dim=-1), latent_vf
+        return self.forward_actor(features), self.forward_critic(features)
 
     def hidden_and_value(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(h, view, latent_vf)``: the policy MLP's output, the view it plays on and the value MLP's
         output, the latents of ``forward`` without the copy of the view into ``latent_pi``."""
-        view = features if not self.privileged_size else features[:, : self.view_dim]
-        return self._hidden(self.policy_net, view[:, : self.state_dim]), view, self.forward_critic(features)
+        return (*self._actor(features), self.forward_critic(features))
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        return torch.cat(self._actor(features), dim=-1)
+
+    def _actor(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(h, view)``: the policy MLP's output and the view it plays on (without the privileged values)."""
         view = features if not self.privileged_size else features[:, : self.view_dim]
-        return torch.cat([self._hidden(self.policy_net, view[:, : self.state_dim]), view], dim=-1)
+        return self._hidden(self.policy_net, view[:, : self.state_dim]), view
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
         if not self.privileged_size:
