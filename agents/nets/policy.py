@@ -226,11 +226,15 @@ class NumpyPolicy:
             raise ValueError(f"observations must be (N, {self.obs_size}), got {x.shape}")
         rows = np.asarray(rows, np.int64)
         actions = np.asarray(actions, np.int64)
+        return self.pair_logits_of_hidden(self._hidden(x), x, rows, actions)
+
+    def pair_logits_of_hidden(self, h: np.ndarray, obs: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """``pair_logits`` given the last hidden layer's activations ``h`` of ``obs`` (the learner's
+        rollouts compute them in torch, as its updates do); ``rows`` and ``actions`` int64 arrays."""
         p = self.params
-        h = self._hidden(x)
         if self.kind == "mlp":
             return (h @ p[f"w{self.hidden}"].T + p[f"b{self.hidden}"])[rows, actions]
-        feats = pair_features(x, rows, actions) @ p["features_w"].T  # (P, width)
+        feats = pair_features(obs, rows, actions) @ p["features_w"].T  # (P, width)
         context = h @ p["context_w"].T + p["context_b"]
         scores = np.maximum(feats + context[rows], 0.0)
         base = (h @ p["base_w"].T)[rows, actions] + p["base_b"][actions]  # as in logits(): every action of each row
