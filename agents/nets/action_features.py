@@ -103,13 +103,24 @@ def pair_features(obs: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> np.
     obs = np.asarray(obs, np.float32)
     rows = np.asarray(rows, np.int64)
     actions = np.asarray(actions, np.int64)
-    arms = obs[:, _ARM : _ARM + 28].reshape(len(obs), 4, 7)
-    shown = np.where(arms.max(-1) > 0, arms.argmax(-1), 7)  # (B, 4)
+    pip_and_any = obs[:, _ARM : _ARM + 28].reshape(-1, 7) @ _PIP_AND_ANY  # per arm: its pip if one is shown, and whether one is
+    shown = np.where(pip_and_any[:, 1] > 0, pip_and_any[:, 0], 7).astype(np.int64).reshape(len(obs), 4)  # (B, 4)
     row = actions * 8 + shown[rows, END_OF_ACTION[actions]]
     exposed = EXPOSED_PIP.ravel()[row]  # 7: none
     zero = np.zeros((len(obs), 1), np.float32)
     pips = np.concatenate([obs[:, _UNSEEN : _UNSEEN + 7], zero, obs[:, _HAND : _HAND + 28] @ PIP_OF_TILE / 7.0, zero], axis=1)  # unseen, none, mine, none
-    parts = [obs[rows, _MP + actions][:, None], STATIC_EXPOSED[row], pips[rows, exposed][:, None], pips[rows, 8 + exposed][:, None]]
-    if obs.shape[1] == OBS_SIZES[2]:
-        parts += [obs[rows, o + actions][:, None] for o in LOOKAHEAD_OFFSETS]
-    return np.concatenate(parts, axis=-1)
+    per_action = _PER_ACTION[obs.shape[1] == OBS_SIZES[2]]
+    out = np.empty((len(rows), N_ACTION_FEATURES + len(per_action) - 1), np.float32)  # points, 13 static, 2 pips, lookahead
+    gathered = obs[rows[:, None], actions[:, None] + per_action]  # the move's points, then its lookahead pieces
+    out[:, 0] = gathered[:, 0]
+    out[:, 1:14] = STATIC_EXPOSED[row]
+    out[:, 14] = pips[rows, exposed]
+    out[:, 15] = pips[rows, 8 + exposed]
+    out[:, 16:] = gathered[:, 1:]
+    return out
+
+
+#: an arm's 7 one-hot pip values -> (its pip number, whether it shows one)
+_PIP_AND_ANY = np.stack([np.arange(7, dtype=np.float32), np.ones(7, np.float32)], axis=1)
+#: the per-action columns ``pair_features`` gathers, by whether the observation has the lookahead (version 2)
+_PER_ACTION = {False: np.array([_MP]), True: np.array([_MP, *LOOKAHEAD_OFFSETS])}
