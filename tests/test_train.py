@@ -268,3 +268,31 @@ def test_init_from_starts_from_a_models_weights_and_linear_decay_ends_at_zero(tm
         init_weights(wide, first / "final.zip")
     broken = run_cli("train", "--config", str(TINY), "--run-dir", str(tmp_path / "third"), "init_from=README.md")
     assert broken.returncode == 2 and "init_from" in broken.stderr and "Traceback" not in broken.stderr
+
+
+def test_numpys_blas_runs_on_the_learners_threads_while_it_learns(tmp_path, monkeypatch):
+    """The rollouts score in numpy and the pool's snapshots play in numpy: its BLAS gets
+    ``torch_threads`` threads during ``learn`` (its default, one per core, spins beside other work),
+    and its own setting back afterwards."""
+    from sb3_contrib import MaskablePPO
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from allfives_train.train import train
+
+    def blas_threads() -> set[int]:
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    seen = []
+    collect = MaskablePPO.collect_rollouts
+
+    def recording(self, *args, **kwargs):
+        seen.append(blas_threads())
+        return collect(self, *args, **kwargs)
+
+    monkeypatch.setattr(MaskablePPO, "collect_rollouts", recording)
+    cfg = load_config(TINY, ["vec_env=batched", "env_workers=0", "torch_threads=1", "eval.final_games=2"])
+    with threadpool_limits(2, user_api="blas"):
+        before = blas_threads()
+        train(cfg, tmp_path / "run", progress_bar=False)
+        assert blas_threads() == before
+    assert before == {2} and seen and all(threads == {1} for threads in seen)

@@ -12,7 +12,8 @@ Given the legal-action mask (training and sampling always have one), ``AllFivesP
 the legal actions (about 3 of 112 on average) and holds its distribution over them alone
 (``LegalCategorical``): the masked distribution, its gradients and the chosen actions are those of
 scoring all 112 and masking (tests/test_network.py), at a fraction of the cost. Without a mask
-(export, ``NumpyPolicy``) every action is scored.
+(export, ``NumpyPolicy``) every action is scored. The rollouts' passes (under inference mode, on the
+CPU) score and sample in numpy on the same weights (``rollout_forward``).
 
 With ``net.critic: privileged`` (``privileged_size`` > 0) the training observations end with the
 tiles hidden from the learner (``allfives_env.privileged``); only the value network reads them, so

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from allfives_env.observation import OBS_SIZES
 from allfives_env.privileged import PRIVILEGED_SIZE
@@ -143,13 +144,16 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
         remaining = cfg.total_steps - model.num_timesteps
         if remaining > 0:
             try:
-                model.learn(
-                    total_timesteps=remaining,
-                    callback=callbacks,
-                    reset_num_timesteps=not resume,
-                    tb_log_name="ppo",
-                    progress_bar=False,  # Progress: SB3's bar counts past the total and logs nothing to a file
-                )
+                # numpy's BLAS (the rollouts' scorer, the pool's snapshots) as many threads as torch's:
+                # its default, one per core, waits spinning and loses to any other work on the cores
+                with threadpool_limits(cfg.torch_threads, user_api="blas"):
+                    model.learn(
+                        total_timesteps=remaining,
+                        callback=callbacks,
+                        reset_num_timesteps=not resume,
+                        tb_log_name="ppo",
+                        progress_bar=False,  # Progress: SB3's bar counts past the total and logs nothing to a file
+                    )
             except KeyboardInterrupt:
                 save()
                 print(f"\ninterrupted at step {model.num_timesteps}: checkpoint saved; continue with --resume")

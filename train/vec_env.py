@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import CloudpickleWrapper, VecEnv
+from threadpoolctl import threadpool_limits
 
 from allfives_env.engine.tiles import NUM_ACTIONS
 from allfives_env.vector import GameVector
@@ -84,6 +85,7 @@ class _Games:
 
 def _worker(remote, parent_remote, fns_wrapper, obs_raw, masks_raw, rows: slice, obs_shape) -> None:
     parent_remote.close()
+    threadpool_limits(1, user_api="blas")  # a worker is one core's games: numpy's BLAS (snapshots' moves) spins otherwise
     games = None
     try:
         obs = np.frombuffer(obs_raw, np.float32).reshape(-1, *obs_shape)[rows]
