@@ -290,3 +290,33 @@ def test_visit_targets_refuse_a_teacher_that_is_not_a_search(teacher):
         tiny_config(**{"imitate.teacher": teacher, "imitate.target": "visits"})
     with pytest.raises(ConfigError, match="imitate.target must be one of move, visits"):
         tiny_config(**{"imitate.target": "policy"})
+
+
+@pytest.mark.parametrize("first", ["teacher", "student"])
+def test_imitate_first_says_who_plays_the_first_round(monkeypatch, first):
+    """``imitate.first: student``: round 1's positions are those the warm-started network reaches
+    (DAgger from the start), labelled by the teacher; ``teacher`` (the default) plays them itself."""
+    from allfives_train import imitate
+
+    cfg = tiny_config(**{"imitate.first": first, "imitate.rounds": 2, "imitate.games": 4, "imitate.epochs": 1})
+    model = _model(cfg)
+    players = []
+
+    def recorded(cfg, student, games, seed, workers, keep=None):
+        players.append(student)
+        if student is not None:  # the model as it is at that round, its actor's weights exactly
+            np.testing.assert_array_equal(student.params["w0"], model.policy.mlp_extractor.policy_net[0].weight.detach().numpy())
+        return play_games(cfg, cfg.imitate.teacher, student, games, seed)
+
+    monkeypatch.setattr(imitate, "gather", recorded)
+    lines = []
+    imitate.warm_start(model, cfg, _metadata(), log=lines.append)
+    assert (players[0] is None) == (first == "teacher") and players[1] is not None
+    assert f"positions played by the {first}" in lines[0]
+
+
+def test_imitate_first_names_its_choices():
+    from allfives_train.config import ConfigError
+
+    with pytest.raises(ConfigError, match="imitate.first must be one of teacher, student"):
+        tiny_config(**{"imitate.first": "expert"})

@@ -138,8 +138,11 @@ class ImitateConfig:
 
     #: an agent spec (``expert``, ``ismcts:iters=200``); empty: no warm start
     teacher: str = ""
-    #: round 1: the teacher plays the learner's seats; later rounds: the student does
+    #: round 1: ``first`` plays the learner's seats; later rounds: the student does
     rounds: int = 2
+    #: who plays round 1: ``teacher``, or ``student`` (the network warm-started, ``init_from``: DAgger
+    #: from the first round, the teacher labelling the positions the student reaches)
+    first: str = "teacher"
     #: games per round
     games: int = 400
     #: share of the learner's moves played at random while gathering
@@ -473,6 +476,7 @@ def validate(config: TrainConfig) -> None:
         (math.isfinite(config.imitate.learning_rate) and config.imitate.learning_rate > 0, "imitate.learning_rate must be a finite number > 0"),
         (math.isfinite(config.imitate.vf_coef) and config.imitate.vf_coef >= 0, "imitate.vf_coef must be a finite number >= 0"),
         (config.imitate.target in IMITATE_TARGETS, f"imitate.target must be one of {', '.join(IMITATE_TARGETS)}"),
+        (config.imitate.first in IMITATE_FIRST, f"imitate.first must be one of {', '.join(IMITATE_FIRST)}"),
         (config.eval.best_against in config.eval.opponents, "eval.best_against must be one of eval.opponents"),
     ]
     for ok, message in checks:
@@ -549,6 +553,8 @@ def _check_search_teacher(config) -> None:
 
 #: ``imitate.target``: the student's target at each position
 IMITATE_TARGETS = ("move", "visits")
+#: ``imitate.first``: who plays the learner's seats in the first round
+IMITATE_FIRST = ("teacher", "student")
 
 #: ``lr_decay``: how the learning rate goes from ``ppo.learning_rate`` over the run
 LR_DECAYS = ("constant", "linear")

@@ -2,8 +2,9 @@
 
 1. play episodes of the environment PPO trains in (``allfives_train.envs``: the same seats, partner and
    rewards), its other seats drawn from the pool's heuristics; the learner's moves are the
-   teacher's (round 1) or the student's own (later rounds, so the data holds the positions the
-   student reaches; DAgger, Ross et al. 2011), with a share ``explore`` of random moves; at each
+   teacher's (round 1, unless ``first: student``) or the student's own (later rounds, so the data
+   holds the positions the student reaches; DAgger, Ross et al. 2011), with a share ``explore`` of
+   random moves; at each
    decision keep the observation, the mask, the teacher's move (``teacher.act(env.view())``) and
    the discounted return of the learner's rewards from there (the value head's target); with
    ``target: visits`` also the search teacher's share of root visits per move (its move is the
@@ -312,10 +313,11 @@ def warm_start(model, cfg, metadata: dict, log=print, cache: Path | None = None)
         started = time.time()
         keep = ChunkStore(cache, r) if cache is not None else None
         done = keep.fitted() if keep is not None else None
-        student = None if r == 0 else NumpyPolicy.from_sb3(model.policy, metadata)
+        by_teacher = r == 0 and imitate.first == "teacher"
+        student = None if by_teacher else NumpyPolicy.from_sb3(model.policy, metadata)
         parts.append(gather(cfg, student, imitate.games, cfg.seed + 1000 * r, imitate.workers, keep))
         data = Batch.concat(parts)
-        who = "the teacher" if r == 0 else "the student"
+        who = "the teacher" if by_teacher else "the student"
         log(f"imitation round {r + 1}/{imitate.rounds}: {len(parts[-1])} positions played by {who} (explore {imitate.explore}), {len(data)} in all")
         if done is not None:
             state, report = done
