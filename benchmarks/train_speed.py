@@ -15,7 +15,8 @@ PettingZoo's SB3 action-masking tutorial pipeline on connect_four_v3, in the sam
   (``git archive``) on that revision's own recipe, for before/after figures in the same run.
 
 Rounds alternate ours, each baseline and the peer, each in a fresh process with the threads the
-recipe sets; the medians and the ratios to the peer are printed (``--json``: one line), and for
+recipe sets; the medians and the ratios to the peer are printed (``--json``: one line), the ratio of
+the medians and the median of each round's own ratio (``paired``), and for
 ours and each baseline where the time went: µs a learner step in the rollouts
 (``MaskablePPO.collect_rollouts``: the games, the opponents, the policy's forward passes) and in
 the updates (``MaskablePPO.train``), which move much less from round to round than the whole.
@@ -207,11 +208,13 @@ def main(argv=None) -> dict:
             "allfives_steps_per_s": round(statistics.median(ours[n]), 1),
             "connect_four_tutorial_steps_per_s": round(tutorial, 1),
             "ratio": round(statistics.median(ours[n]) / tutorial, 2),
+            "paired_ratio": paired(ours[n], peer[n]),
             **us_per_step(parts[n][None]),
         }
         if args.baseline:
             row["baselines"] = [{"ref": ref, "steps_per_s": round(statistics.median(speeds), 1),
-                                 "ratio": round(statistics.median(speeds) / tutorial, 2), **us_per_step(parts[n][ref])}
+                                 "ratio": round(statistics.median(speeds) / tutorial, 2), "paired_ratio": paired(speeds, peer[n]),
+                                 **us_per_step(parts[n][ref])}
                                 for ref, speeds in baselines[n].items()]
         report["loads"].append(row)
     quiet = next((row for row in report["loads"] if row["load"] == 0), None)
@@ -223,11 +226,19 @@ def main(argv=None) -> dict:
         print(json.dumps(report))
     else:
         for row in report["loads"]:
-            old = "".join(f"; {b['ref']}: {b['steps_per_s']:,} steps/s, ratio {b['ratio']}{split(b)}" for b in row.get("baselines", []))
+            old = "".join(f"; {b['ref']}: {b['steps_per_s']:,} steps/s, ratio {b['ratio']} (paired {b['paired_ratio']}){split(b)}"
+                          for b in row.get("baselines", []))
             kept = f", {row['kept_of_quiet']:.0%} of quiet" if "kept_of_quiet" in row else ""
             print(f"load {row['load']}: median {row['allfives_steps_per_s']:,} vs {row['connect_four_tutorial_steps_per_s']:,} "
-                  f"steps/s, ratio {row['ratio']}{split(row)}{kept}{old}")
+                  f"steps/s, ratio {row['ratio']} (paired {row['paired_ratio']}){split(row)}{kept}{old}")
     return report
+
+
+def paired(speeds: list[float], peer: list[float]) -> float:
+    """The median over the rounds of each round's own ratio to the tutorial: the two measured within
+    the same minute or so, so it moves less than the ratio of the medians when the machine's speed
+    drifts from minute to minute (on shared cores it does, by 20% and more)."""
+    return round(statistics.median(a / b for a, b in zip(speeds, peer)), 2)
 
 
 def us_per_step(parts: dict) -> dict:

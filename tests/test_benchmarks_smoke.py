@@ -52,12 +52,26 @@ def test_train_speed_runs_both_pipelines_quiet_and_loaded_and_reports_json():
         # the two roundings together stay within 0.01
         assert row["ratio"] == pytest.approx(row["allfives_steps_per_s"] / row["connect_four_tutorial_steps_per_s"], abs=0.01)
         assert [b["ref"] for b in row["baselines"]] == ["HEAD"] and all(b["steps_per_s"] > 0 for b in row["baselines"])
+        for contender in (row, *row["baselines"]):  # one round: its own ratio is the ratio of the medians
+            assert contender["paired_ratio"] == pytest.approx(contender["ratio"], abs=0.011)
         for contender in (row, *row["baselines"]):  # where a step's time went: the rollouts and the updates, both timed
             assert contender["rollout_us_per_step"] > 0 and contender["update_us_per_step"] > 0
             # both are inside model.learn, whose time gives the steps/s (the medians of one round: the same run's)
             assert contender["rollout_us_per_step"] + contender["update_us_per_step"] <= 1e6 / contender.get("steps_per_s", row["allfives_steps_per_s"]) * 1.001
     loaded = report["loads"][1]
     assert loaded["kept_of_quiet"] == pytest.approx(loaded["allfives_steps_per_s"] / report["loads"][0]["allfives_steps_per_s"], abs=0.0051)
+
+
+def test_the_paired_ratio_is_the_median_of_each_rounds_own_ratio():
+    """A machine that slows down for one round moves the ratio of the medians, not the paired one."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from train_speed import paired
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    ours, tutorial = [8400.0, 4800.0, 9120.0], [1000.0, 600.0, 1200.0]  # round 2 ran at 60% for both
+    assert paired(ours, tutorial) == 8.0  # the rounds' own ratios: 8.4, 8.0, 7.6
+    assert paired([9120.0, 8400.0], [1200.0, 1000.0]) == 8.0
 
 
 def test_search_time_reports_each_agents_decision_times():
