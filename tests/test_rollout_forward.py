@@ -81,12 +81,18 @@ def test_the_rollouts_samples_follow_the_probabilities_and_the_seed():
 
 
 def test_the_rollouts_pass_follows_the_weights_as_they_change():
-    """The optimizer changes the weights in place, ``load_state_dict`` copies into them: the numpy
-    scorer shares their memory and the bfloat16 casts are made again."""
+    """The policy's own optimizer (torch's fused Adam, which changes the weights in place without
+    counting a new version) and ``load_state_dict`` change the weights: the rollouts' pass plays the
+    weights as they are, its numpy scorer sharing their memory, its bfloat16 casts made anew."""
+    from allfives_train.network import FUSED_ADAM
+
     policy = random_policy("bfloat16")
     obs, masks, _ = positions(2, dict(num_players=2), seed=3, limit=50)
     check_against_torch(policy, obs, masks)
-    optimizer = torch.optim.Adam(policy.parameters(), lr=0.05)
+    optimizer = policy.optimizer
+    assert optimizer.defaults.get("fused") == (True if FUSED_ADAM else None)
+    for group in optimizer.param_groups:
+        group["lr"] = 0.05
     values, log_probs, _ = policy.evaluate_actions(obs, policy._legal_distribution(obs, masks)[0].mode(), action_masks=masks)
     (values.square().mean() - log_probs.mean()).backward()
     with torch.no_grad():
