@@ -275,7 +275,7 @@ class AllFivesPolicy(MaskableActorCriticPolicy):
         self.precision = precision
         self.privileged_size = privileged_size
         self._legal_mask = None
-        self._rollout_forward = None  # RolloutForward, made at the first pass under inference mode
+        self._rollout_forward = RolloutForward(self)  # the passes under inference mode
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
@@ -304,8 +304,6 @@ class AllFivesPolicy(MaskableActorCriticPolicy):
             with self._legal(action_masks):
                 return super().forward(obs, deterministic, action_masks)
         if torch.is_inference_mode_enabled() and self.device.type == "cpu":
-            if self._rollout_forward is None:
-                self._rollout_forward = RolloutForward(self)
             actions, values, log_prob = self._rollout_forward(obs, action_masks, deterministic)
             return actions.reshape((-1, *self.action_space.shape)), values, log_prob
         distribution, values = self._legal_distribution(obs, action_masks)

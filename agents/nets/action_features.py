@@ -112,11 +112,12 @@ def pair_features(obs: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> np.
     per_action = _PER_ACTION[obs.shape[1] == OBS_SIZES[2]]
     out = np.empty((len(rows), N_ACTION_FEATURES + len(per_action) - 1), np.float32)  # points, 13 static, 2 pips, lookahead
     gathered = obs[rows[:, None], actions[:, None] + per_action]  # the move's points, then its lookahead pieces
+    static = 1 + STATIC_EXPOSED.shape[1]  # the column after features 1-13
     out[:, 0] = gathered[:, 0]
-    out[:, 1:14] = STATIC_EXPOSED[row]
-    out[:, 14] = pips[rows, exposed]
-    out[:, 15] = pips[rows, 8 + exposed]
-    out[:, 16:] = gathered[:, 1:]
+    out[:, 1:static] = STATIC_EXPOSED[row]
+    out[:, static] = pips[rows, exposed]
+    out[:, static + 1] = pips[rows, 8 + exposed]
+    out[:, static + 2 :] = gathered[:, 1:]
     return out
 
 
