@@ -32,13 +32,13 @@ CONFIGS = ROOT / "configs"
 
 #: name -> (recipe, overrides, what changes)
 ROWS = {
-    "2p": ("ppo_2p.yaml", [], "2 players, 64 games, hidden 128 (the recipe)"),
+    "2p": ("ppo_2p.yaml", [], "2 players, 64 games, hidden 128, minibatches of 2048 (the recipe)"),
     "2p_envs16": ("ppo_2p.yaml", ["n_envs=16", "ppo.n_steps=256"], "16 games (n_steps 256: the same 4096 steps per update)"),
     "2p_envs256": ("ppo_2p.yaml", ["n_envs=256", "ppo.n_steps=16"], "256 games (n_steps 16: the same 4096 steps per update)"),
     "2p_width64": ("ppo_2p.yaml", ["net.pi=[64,64]", "net.vf=[64,64]", "net.scorer_width=32"], "hidden 64, scorer 32"),
     "2p_width256": ("ppo_2p.yaml", ["net.pi=[256,256]", "net.vf=[256,256]", "net.scorer_width=128"], "hidden 256, scorer 128"),
-    "2p_batch2048": ("ppo_2p.yaml", ["ppo.batch_size=2048"], "minibatches of 2048 (8 gradient steps per update, not 32)"),
-    "2p_epochs2": ("ppo_2p.yaml", ["ppo.n_epochs=2"], "2 epochs per update (16 gradient steps, not 32)"),
+    "2p_batch512": ("ppo_2p.yaml", ["ppo.batch_size=512", "ppo.learning_rate=3e-4"], "minibatches of 512 at 3e-4 (32 gradient steps per update, not 8; the recipe before stop 56)"),
+    "2p_epochs2": ("ppo_2p.yaml", ["ppo.n_epochs=2"], "2 epochs per update (4 gradient steps, not 8)"),
     "3p": ("ppo_3p.yaml", [], "3 players (the recipe)"),
     "4p": ("ppo_4p.yaml", [], "4 players in partnerships (the recipe)"),
 }

@@ -301,3 +301,15 @@ def test_an_exported_revision_imports_its_own_code_under_the_installed_names(tmp
                          cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)}, capture_output=True, text=True, check=True)
     files = [Path(f).resolve() for f in out.stdout.split()]
     assert len(files) == 3 and all(f.is_relative_to(tree.resolve()) for f in files), files
+
+
+def test_the_cost_table_in_the_training_docs_has_a_row_for_each_row_of_train_cost_and_no_other():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from train_cost import ROWS
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    text = (ROOT / "docs" / "training.md").read_text()
+    table = next(block for block in text[text.index("## The cost curve"):].split("\n\n") if block.startswith("| row |"))
+    names = [line.split("|")[1].strip().strip("`") for line in table.splitlines()[2:]]
+    assert names == list(ROWS)
