@@ -6,6 +6,7 @@ import re
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -145,7 +146,7 @@ def test_ctrl_c_at_the_prompt_exits_zero_and_saves(tmp_path):
         assert chunk, seen.decode()
         seen += chunk
     proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=30)  # stdin kept open until it ends: closing it could end the game first ("input closed") on a busy machine
+    proc.wait(timeout=30)  # stdin kept open: the game must end on the signal, not on the end of its input
     out, err = proc.communicate()
     assert proc.returncode == 0, err.decode()
     assert b"Traceback" not in err and b"(interrupted)" in out
@@ -237,3 +238,25 @@ def test_parse_input_asks_which_end_and_handles_the_lead():
     spinner.step(A("0-0", "lead"))
     with pytest.raises(MoveError, match="0-1 fits on west or east: say which end"):
         parse_input("0-1", spinner.view(0))
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the threads' signal masks in /proc")
+def test_only_the_main_thread_takes_ctrl_c():
+    """numpy's BLAS threads block SIGINT (allfives.cli.main): Ctrl-C sent to the process reaches the
+    main thread, waiting in the prompt's read, whatever thread the kernel would have picked."""
+    cmd = [sys.executable, "-m", "allfives.cli.main", "play", "--no-color", "--seed", "2"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        seen = b""
+        while b"your move (" not in seen:
+            chunk = os.read(proc.stdout.fileno(), 4096)
+            assert chunk, seen.decode()
+            seen += chunk
+        sigint = 1 << (signal.SIGINT - 1)
+        blocked = {int(task.name): int(re.search(r"SigBlk:\s*([0-9a-f]+)", (task / "status").read_text()).group(1), 16)
+                   for task in Path(f"/proc/{proc.pid}/task").iterdir()}
+        assert not blocked.pop(proc.pid) & sigint
+        assert all(mask & sigint for mask in blocked.values()), blocked
+    finally:
+        proc.kill()
+        proc.communicate()
