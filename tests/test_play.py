@@ -140,11 +140,7 @@ def test_ctrl_c_at_the_prompt_exits_zero_and_saves(tmp_path):
     save = tmp_path / "interrupted.json"
     cmd = [sys.executable, "-m", "allfives.cli.main", "play", "--no-color", "--seed", "2", "--save", str(save)]
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    seen = b""
-    while b"your move (" not in seen:
-        chunk = os.read(proc.stdout.fileno(), 4096)
-        assert chunk, seen.decode()
-        seen += chunk
+    read_to_the_prompt(proc)
     proc.send_signal(signal.SIGINT)
     proc.wait(timeout=30)  # stdin kept open: the game must end on the signal, not on the end of its input
     out, err = proc.communicate()
@@ -247,11 +243,7 @@ def test_only_the_main_thread_takes_ctrl_c():
     cmd = [sys.executable, "-m", "allfives.cli.main", "play", "--no-color", "--seed", "2"]
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        seen = b""
-        while b"your move (" not in seen:
-            chunk = os.read(proc.stdout.fileno(), 4096)
-            assert chunk, seen.decode()
-            seen += chunk
+        read_to_the_prompt(proc)
         sigint = 1 << (signal.SIGINT - 1)
         blocked = {int(task.name): int(re.search(r"SigBlk:\s*([0-9a-f]+)", (task / "status").read_text()).group(1), 16)
                    for task in Path(f"/proc/{proc.pid}/task").iterdir()}
@@ -260,3 +252,12 @@ def test_only_the_main_thread_takes_ctrl_c():
     finally:
         proc.kill()
         proc.communicate()
+
+
+def read_to_the_prompt(proc) -> None:
+    """Read ``proc``'s output until it asks for the first move."""
+    seen = b""
+    while b"your move (" not in seen:
+        chunk = os.read(proc.stdout.fileno(), 4096)
+        assert chunk, seen.decode()
+        seen += chunk

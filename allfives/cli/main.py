@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import signal
 import sys
@@ -33,19 +34,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class main_thread_takes_ctrl_c:
+@contextlib.contextmanager
+def main_thread_takes_ctrl_c():
     """SIGINT blocked inside the block. numpy's BLAS starts its worker threads when numpy is first
     imported, and a thread keeps the mask it starts with; the kernel hands Ctrl-C to any thread that
     does not block it, and one that reached a BLAS thread left the main thread waiting in a prompt's
     read until the next line came (``allfives play``). A SIGINT sent meanwhile is delivered when the
     mask is lifted."""
-
-    def __enter__(self) -> None:
-        self.saved = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hasattr(signal, "pthread_sigmask") else None
-
-    def __exit__(self, *exc) -> None:
-        if self.saved is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, self.saved)
+    if not hasattr(signal, "pthread_sigmask"):  # not POSIX
+        yield
+        return
+    saved = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, saved)
 
 
 def main(argv: list[str] | None = None) -> int:
