@@ -29,14 +29,18 @@ DEFAULT = "strong"
 #: the 2-player searches' prior: the 1.5M-step network that shipped before the 6M one (models/README.md,
 #: "Toward the search's strength": the sharper networks measured no better as a prior)
 _PRIOR_2P = "allfives_2p_prior"
+#: the 3- and 4-player searches' priors: the networks (observation version 2) their figures were
+#: measured with, kept apart from the shipped version-3 networks (stop 57)
+_PRIOR_3P = "allfives_3p_prior"
+_PRIOR_4P = "allfives_4p_prior"
 _SEARCH_2P = f"ismcts:iters=300,policy={_PRIOR_2P},belief=policy,worlds=100,select=bias,cpuct=10"
-_SEARCH_3P = "ismcts:iters=300,policy=allfives_3p,belief=policy,worlds=100,select=bias,cpuct=10"
-_SEARCH_4P = "ismcts:iters=300,policy=allfives_4p,belief=policy,worlds=100"
-_SEARCH_4P_200 = "ismcts:iters=300,policy=allfives_4p,belief=policy,worlds=200"
+_SEARCH_3P = f"ismcts:iters=300,policy={_PRIOR_3P},belief=policy,worlds=100,select=bias,cpuct=10"
+_SEARCH_4P = f"ismcts:iters=300,policy={_PRIOR_4P},belief=policy,worlds=100"
+_SEARCH_4P_200 = f"ismcts:iters=300,policy={_PRIOR_4P},belief=policy,worlds=200"
 _COUNTER_2P = (
     f"ismcts:iters=300,policy={_PRIOR_2P},belief=expert,bweights=expert_2p,worlds=300,select=bias,cpuct=10,opp=model"
 )
-_COUNTER_4P = "ismcts:iters=1000,policy=allfives_4p,belief=expert,bweights=expert_4p,worlds=200,opp=model"
+_COUNTER_4P = f"ismcts:iters=1000,policy={_PRIOR_4P},belief=expert,bweights=expert_4p,worlds=200,opp=model"
 _SHIP = "python -m allfives_train.ship runs/ppo_{n}p --name allfives_{n}p --games 2000 --workers 2"
 _TIME = "python benchmarks/search_time.py --players {n} --positions 100 --agents SPEC... (every bot's spec for the game in one run; the median)"
 
@@ -111,9 +115,9 @@ def _tournament(spec: str, n: int, seed: int) -> str:
 
 
 _FAST = {
-    (2, False): _ship_setting(2, 67.55, (65.5, 69.6), 0.47),
-    (3, False): _ship_setting(3, 55.7, (54.2, 57.3), 0.36),
-    (4, True): _ship_setting(4, 63.0, (60.9, 65.1), 0.48),
+    (2, False): _ship_setting(2, 70.7, (68.7, 72.7), 0.47),
+    (3, False): _ship_setting(3, 57.1, (55.6, 58.6), 0.36),
+    (4, True): _ship_setting(4, 62.3, (60.2, 64.4), 0.48),
 }
 _STRONG = {
     (2, False): Setting(_SEARCH_2P, Measured(80.8, (79.0, 82.5), _tournament(_SEARCH_2P, 2, 17), 22.2, _TIME.format(n=2))),

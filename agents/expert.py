@@ -76,7 +76,7 @@ class ExpertAgent(Agent):
         ctx, fewest, target_left, pips_per_unseen, opp_tiles = _situation(view)
         heavy = w["heavy"] / (1 + fewest)
         out = []
-        for f in move_facts(view, ctx):
+        for f in move_facts(view, ctx, follow_up=False):
             score = w["points"] * f.points
             if f.points and f.points >= target_left:
                 score += 1000.0
@@ -103,7 +103,7 @@ class ExpertAgent(Agent):
         ctx, fewest, target_left, pips_per_unseen, opp_tiles = _situation(view)
         heavy = 1.0 / (1 + fewest)
         fixed, rows = [], []
-        for f in move_facts(view, ctx):
+        for f in move_facts(view, ctx, follow_up=False):
             fixed.append(1000.0 if f.points and f.points >= target_left else 0.0)
             if f.out:
                 rows.append([f.points, 0.0, 0.0, pips_per_unseen * opp_tiles, 0.0, 0.0, 0.0, 0.0])

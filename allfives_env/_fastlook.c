@@ -35,10 +35,10 @@
 
 /* the fields of MoveFacts, in order; configure() checks the class against them */
 enum { F_ACTION, F_POINTS, F_OUT, F_THREAT, F_THREAT_MAX, F_NO_REPLY, F_PARTNER, F_PIPS_LEFT, F_VARIETY,
-       F_MOBILITY, F_DOUBLE, NUM_FIELDS };
+       F_MOBILITY, F_DOUBLE, F_FOLLOW_UP, NUM_FIELDS };
 static const char *FIELD_NAMES[NUM_FIELDS] = {
     "action", "points", "out", "threat", "threat_max", "no_reply", "partner", "pips_left", "variety",
-    "mobility", "double",
+    "mobility", "double", "follow_up",
 };
 /* the fields of ReplyModel that a model is read by */
 static const char *MODEL_FIELDS[] = {"seat", "allowed", "p"};
@@ -58,6 +58,10 @@ static long tiles_with_pips[128];
 /* the observation's pieces that fill() writes: the field, its offset and its scale; and where the
    may-hold masks go (NUM_TILES values per seat, for at most may_hold_seats seats) */
 static Py_ssize_t num_pieces = 0, vector_size = -1, may_hold_offset = 0, may_hold_seats = 0;
+/* the sizes a vector with the lookahead pieces may have (one per observation version that has
+   them, ascending; the last is vector_size): a piece is written where it lies inside the vector */
+#define MAX_SIZES 4
+static Py_ssize_t vector_sizes[MAX_SIZES], num_sizes = 0;
 static int piece_field[NUM_FIELDS];
 static Py_ssize_t piece_offset[NUM_FIELDS];
 static double piece_scale[NUM_FIELDS];
@@ -196,15 +200,32 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* configure_pieces(pieces, may_hold, size): per per-move piece that fill() writes, (offset, scale,
-   index of its field in MoveFacts); may_hold (offset, seats) of the may-hold masks; ``size`` the
-   vector's; changes nothing unless all of it is valid */
+/* configure_pieces(pieces, may_hold, sizes): per per-move piece that fill() writes, (offset, scale,
+   index of its field in MoveFacts); may_hold (offset, seats) of the may-hold masks; ``sizes`` the
+   sizes a vector may have, ascending (each observation version's with these pieces: a vector gets
+   the pieces that lie inside it); changes nothing unless all of it is valid */
 static PyObject *configure_pieces(PyObject *self, PyObject *args) {
-    PyObject *pieces;
-    Py_ssize_t size, n, hold_offset, hold_seats;
-    if (!PyArg_ParseTuple(args, "O(nn)n", &pieces, &hold_offset, &hold_seats, &size))
+    PyObject *pieces, *size_seq;
+    Py_ssize_t size, n, hold_offset, hold_seats, n_sizes;
+    if (!PyArg_ParseTuple(args, "O(nn)O", &pieces, &hold_offset, &hold_seats, &size_seq))
         return NULL;
-    if (hold_offset < 0 || hold_seats < 0 || hold_seats > 8 || hold_offset + NUM_TILES * hold_seats > size) {
+    PyObject **size_items = items_of(size_seq, &n_sizes, "sizes");
+    if (size_items == NULL)
+        return NULL;
+    if (n_sizes < 1 || n_sizes > MAX_SIZES) {
+        PyErr_Format(PyExc_ValueError, "sizes must hold 1 to %d vector sizes", MAX_SIZES);
+        return NULL;
+    }
+    long sizes[MAX_SIZES];
+    if (ints_of(size_seq, n_sizes, 1, 1L << 20, sizes, "sizes") < 0)
+        return NULL;
+    for (Py_ssize_t i = 1; i < n_sizes; i++)
+        if (sizes[i] <= sizes[i - 1]) {
+            PyErr_SetString(PyExc_ValueError, "sizes must be ascending");
+            return NULL;
+        }
+    size = sizes[n_sizes - 1];
+    if (hold_offset < 0 || hold_seats < 0 || hold_seats > 8 || hold_offset + NUM_TILES * hold_seats > sizes[0]) {
         PyErr_SetString(PyExc_ValueError, "the may-hold masks must lie inside the vector");
         return NULL;
     }
@@ -247,6 +268,9 @@ static PyObject *configure_pieces(PyObject *self, PyObject *args) {
         piece_scale[i] = scale[i];
     }
     num_pieces = n;
+    for (Py_ssize_t i = 0; i < n_sizes; i++)
+        vector_sizes[i] = sizes[i];
+    num_sizes = n_sizes;
     may_hold_offset = hold_offset;
     may_hold_seats = hold_seats;
     vector_size = size;
@@ -288,12 +312,13 @@ typedef struct {
     Py_ssize_t n;
     PyObject **legal, **points, **after;
     model_t next, partner;
+    int follow; /* whether the facts work out follow_up */
 } input_t;
 
 typedef struct {
     long action, points, threat_max, pips_left, variety, mobility;
     int out, dbl;
-    double threat, no_reply, partner;
+    double threat, no_reply, partner, follow_up;
 } fact_t;
 
 /* args: hand, legal_actions, move_points, ends_after_moves, next_model, partner_model */
@@ -313,6 +338,7 @@ static int input_of(PyObject *const *args, input_t *in) {
         (in->points = items_of(args[2], &n_points, "move_points")) == NULL ||
         (in->after = items_of(args[3], &n_after, "ends_after_moves")) == NULL)
         return -1;
+    in->follow = 1;
     if (n_points != in->n || n_after != in->n) {
         PyErr_SetString(PyExc_ValueError, "move_points and ends_after_moves must hold one entry per legal action");
         return -1;
@@ -383,16 +409,75 @@ static long max_of(const long *values, int n) {
     return m;
 }
 
+/* the most one tile of ``hand`` scores on the ends ``pips``, ``values`` (0: none scores) */
+static long best_score(const long *pips, const long *values, long hand) {
+    long replies[NUM_TILES];
+    int n = scoring_replies(pips, values, hand, replies);
+    return n ? max_of(replies, n) : 0;
+}
+
+/* lookahead.follow_up: the expected best_score of ``left`` after the reply of ``next`` on the ends
+   ``pips``, ``values``: its fitting tiles ranked by the most each scores (ties: the lower tile),
+   each on the first end where it scores that, and the first one held (each with probability p)
+   played; none held leaves the ends as they are */
+static double follow_up(const long *pips, const long *values, long left, const model_t *next) {
+    long now = best_score(pips, values, left);
+    if (!next->on)
+        return (double)now;
+    long candidates = next->allowed & (pip_tiles[pips[0]] | pip_tiles[pips[1]] | pip_tiles[pips[2]] | pip_tiles[pips[3]]);
+    long total = values[0] + values[1] + values[2] + values[3];
+    int tiles[NUM_TILES], ends[NUM_TILES];
+    long scores[NUM_TILES];
+    int n = 0;
+    for (long m = candidates; m; m &= m - 1) {
+        int t = low_bit(m), end = -1;
+        long best = -1;
+        for (int e = 0; e < 4; e++) {
+            long p = pips[e];
+            if (p == closed || !(pip_tiles[p] >> t & 1))
+                continue;
+            long count = total - values[e] + end_count[t][p];
+            long score = count % modulus == 0 ? count : 0;
+            if (score > best) {
+                best = score;
+                end = e;
+            }
+        }
+        int j = n++;
+        for (; j > 0 && scores[j - 1] < best; j--) {
+            scores[j] = scores[j - 1];
+            tiles[j] = tiles[j - 1];
+            ends[j] = ends[j - 1];
+        }
+        scores[j] = best;
+        tiles[j] = t;
+        ends[j] = end;
+    }
+    double miss = 1.0, expected = 0.0;
+    for (int i = 0; i < n; i++) {
+        long after_pips[4] = {pips[0], pips[1], pips[2], pips[3]};
+        long after_values[4] = {values[0], values[1], values[2], values[3]};
+        int t = tiles[i], e = ends[i];
+        after_values[e] = end_count[t][pips[e]];
+        if (!is_double[t])
+            after_pips[e] = after_values[e];
+        expected += (double)best_score(after_pips, after_values, left) * next->p * miss;
+        miss *= 1.0 - next->p;
+    }
+    return expected + (double)now * miss;
+}
+
 /* the facts of ``action`` (scoring ``points``, leaving the ends ``pips`` and ``values``) for a
-   hand ``hand`` against the reply models ``next`` and ``partner`` */
+   hand ``hand`` against the reply models ``next`` and ``partner``; ``follow``: whether to work out
+   follow_up (the costliest fact, left 0 where nothing reads it) */
 static void facts_of(long hand, long action, long points, const long *pips, const long *values, const model_t *next,
-                     const model_t *partner, fact_t *f) {
+                     const model_t *partner, int follow, fact_t *f) {
     int t = action_tile[action];
     long left = hand & ~(1L << t);
     f->action = action;
     f->points = points;
     f->dbl = is_double[t];
-    f->threat = f->no_reply = f->partner = 0.0;
+    f->threat = f->no_reply = f->partner = f->follow_up = 0.0;
     f->threat_max = f->pips_left = f->variety = f->mobility = 0;
     f->out = left == 0;
     if (f->out)
@@ -420,6 +505,8 @@ static void facts_of(long hand, long action, long points, const long *pips, cons
     }
     f->variety = bit_count(pip_set);
     f->mobility = bit_count(left & fitting);
+    if (follow)
+        f->follow_up = follow_up(pips, values, left, next);
 }
 
 /* the facts of move ``i`` of ``in`` (its Python items read and checked) */
@@ -446,7 +533,7 @@ static int fact_of(const input_t *in, Py_ssize_t i, fact_t *f) {
             ints_of(after[1], 4, 0, MAX_VALUE, values, "the values of ends_after_moves") < 0)
             return -1;
     }
-    facts_of(in->hand, action, points, pips, values, &in->next, &in->partner, f);
+    facts_of(in->hand, action, points, pips, values, &in->next, &in->partner, in->follow, f);
     return 0;
 }
 
@@ -456,7 +543,7 @@ static PyObject *facts_object(const fact_t *f) {
         PyLong_FromLong(f->action), PyLong_FromLong(f->points), PyBool_FromLong(f->out),
         PyFloat_FromDouble(f->threat), PyLong_FromLong(f->threat_max), PyFloat_FromDouble(f->no_reply),
         PyFloat_FromDouble(f->partner), PyLong_FromLong(f->pips_left), PyLong_FromLong(f->variety),
-        PyLong_FromLong(f->mobility), PyBool_FromLong(f->dbl),
+        PyLong_FromLong(f->mobility), PyBool_FromLong(f->dbl), PyFloat_FromDouble(f->follow_up),
     };
     PyObject *obj = NULL;
     for (int k = 0; k < NUM_FIELDS; k++)
@@ -474,16 +561,19 @@ fail:
     return NULL;
 }
 
-/* move_facts(hand, legal_actions, move_points, ends_after_moves, next_model, partner_model) */
+/* move_facts(hand, legal_actions, move_points, ends_after_moves, next_model, partner_model[, follow_up]):
+   ``follow_up`` (default True) false leaves that fact 0.0 */
 static PyObject *move_facts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 6) {
+    if (nargs != 6 && nargs != 7) {
         PyErr_SetString(PyExc_TypeError,
-                        "move_facts(hand, legal_actions, move_points, ends_after_moves, next_model, partner_model) "
-                        "takes 6 arguments");
+                        "move_facts(hand, legal_actions, move_points, ends_after_moves, next_model, partner_model"
+                        "[, follow_up]) takes 6 or 7 arguments");
         return NULL;
     }
     input_t in;
     if (input_of(args, &in) < 0)
+        return NULL;
+    if (nargs == 7 && (in.follow = PyObject_IsTrue(args[6])) < 0)
         return NULL;
     /* every item is read before any object is made: making one may run code that changes them */
     fact_t facts[NUM_ACTIONS];
@@ -505,6 +595,22 @@ static PyObject *move_facts(PyObject *self, PyObject *const *args, Py_ssize_t na
 }
 
 static PyObject *write_out(PyObject *out, const long *masks, Py_ssize_t n_hold, const input_t *in);
+
+/* whether a vector of ``size`` floats holds a configured piece that reads follow_up */
+static int reads_follow_up(Py_ssize_t size) {
+    for (Py_ssize_t k = 0; k < num_pieces; k++)
+        if (piece_field[k] == F_FOLLOW_UP && piece_offset[k] + NUM_ACTIONS <= size)
+            return 1;
+    return 0;
+}
+
+/* whether a buffer of ``len`` bytes is a vector of one of the configured sizes */
+static int lookahead_size(Py_ssize_t len) {
+    for (Py_ssize_t i = 0; i < num_sizes; i++)
+        if (len == vector_sizes[i] * (Py_ssize_t)sizeof(float))
+            return 1;
+    return 0;
+}
 
 /* 0 once configure_pieces() was called, else -1 with the error (fill and fill_view need it) */
 static int pieces_configured(void) {
@@ -550,9 +656,10 @@ static PyObject *fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     return write_out(args[0], masks, n_hold, &in);
 }
 
-/* 1 for each tile of each may-hold mask and each configured piece of each fact that does not go out,
-   into the vector ``o`` (vector_size floats) */
-static void write_pieces(float *o, const long *masks, Py_ssize_t n_hold, const fact_t *facts, Py_ssize_t n) {
+/* 1 for each tile of each may-hold mask and each configured piece inside the vector of each fact
+   that does not go out, into the vector ``o`` (``size`` floats, one of the configured sizes) */
+static void write_pieces(float *o, Py_ssize_t size, const long *masks, Py_ssize_t n_hold, const fact_t *facts,
+                         Py_ssize_t n) {
     for (Py_ssize_t r = 0; r < n_hold; r++)
         for (long m = masks[r]; m; m &= m - 1)
             o[may_hold_offset + NUM_TILES * r + low_bit(m)] = 1.0f;
@@ -563,8 +670,11 @@ static void write_pieces(float *o, const long *masks, Py_ssize_t n_hold, const f
         double value[NUM_FIELDS] = {
             (double)f->action, (double)f->points, 0.0, f->threat, (double)f->threat_max, f->no_reply,
             f->partner, (double)f->pips_left, (double)f->variety, (double)f->mobility, (double)f->dbl,
+            f->follow_up,
         };
         for (Py_ssize_t k = 0; k < num_pieces; k++) {
+            if (piece_offset[k] + NUM_ACTIONS > size)
+                continue;
             double x = value[piece_field[k]] / piece_scale[k];
             o[piece_offset[k] + f->action] = (float)(x < 1.0 ? x : 1.0);
         }
@@ -574,19 +684,25 @@ static void write_pieces(float *o, const long *masks, Py_ssize_t n_hold, const f
 /* the may-hold masks and the per-move pieces of ``in`` into the vector ``out`` (see fill); None, or
    NULL with an error */
 static PyObject *write_out(PyObject *out, const long *masks, Py_ssize_t n_hold, const input_t *in) {
-    fact_t facts[NUM_ACTIONS];
-    for (Py_ssize_t i = 0; i < in->n; i++)
-        if (fact_of(in, i, &facts[i]) < 0)
-            return NULL;
     Py_buffer buf;
     if (PyObject_GetBuffer(out, &buf, PyBUF_WRITABLE) < 0)
         return NULL;
-    if (buf.len != vector_size * (Py_ssize_t)sizeof(float)) {
-        PyErr_Format(PyExc_ValueError, "out must hold %zd float32 values", vector_size);
+    if (!lookahead_size(buf.len)) {
+        PyErr_Format(PyExc_ValueError, "out must hold %zd float32 values (or another observation version's size)",
+                     vector_size);
         PyBuffer_Release(&buf);
         return NULL;
     }
-    write_pieces((float *)buf.buf, masks, n_hold, facts, in->n);
+    Py_ssize_t size = buf.len / (Py_ssize_t)sizeof(float);
+    input_t sized = *in;
+    sized.follow = reads_follow_up(size);
+    fact_t facts[NUM_ACTIONS];
+    for (Py_ssize_t i = 0; i < in->n; i++)
+        if (fact_of(&sized, i, &facts[i]) < 0) {
+            PyBuffer_Release(&buf);
+            return NULL;
+        }
+    write_pieces((float *)buf.buf, size, masks, n_hold, facts, in->n);
     PyBuffer_Release(&buf);
     Py_RETURN_NONE;
 }
@@ -947,9 +1063,10 @@ static PyObject *observe_game(PyObject *self, PyObject *const *args, Py_ssize_t 
     Py_buffer buf, mask, tmpl;
     if (PyObject_GetBuffer(args[3], &tmpl, PyBUF_SIMPLE) < 0)
         return NULL;
-    int full = tmpl.len == vector_size * (Py_ssize_t)sizeof(float);
+    int full = lookahead_size(tmpl.len);
     if (!full && tmpl.len != v1_size * (Py_ssize_t)sizeof(float)) {
-        PyErr_Format(PyExc_ValueError, "template must hold %zd or %zd float32 values", v1_size, vector_size);
+        PyErr_Format(PyExc_ValueError, "template must hold %zd float32 values or an observation version's size "
+                     "with the lookahead pieces (at most %zd)", v1_size, vector_size);
         PyBuffer_Release(&tmpl);
         return NULL;
     }
@@ -981,10 +1098,11 @@ static PyObject *observe_game(PyObject *self, PyObject *const *args, Py_ssize_t 
         context_of((int)seat, (int)nxt, (int)partner, n, v.hand, v.played, missing, counts, &next_model,
                    &partner_model, masks);
         fact_t facts[NUM_ACTIONS];
+        int follow = reads_follow_up(tmpl.len / (Py_ssize_t)sizeof(float));
         for (Py_ssize_t i = 0; i < v.n_legal; i++)
             facts_of(v.hand, v.legal[i], v.points[i], after_pips[i], after_values[i], &next_model, &partner_model,
-                     &facts[i]);
-        write_pieces(o, masks, n - 1, facts, v.n_legal);
+                     follow, &facts[i]);
+        write_pieces(o, tmpl.len / (Py_ssize_t)sizeof(float), masks, n - 1, facts, v.n_legal);
     }
     char *m = (char *)mask.buf + row * NUM_ACTIONS;
     memset(m, 0, NUM_ACTIONS);
@@ -1076,7 +1194,7 @@ static PyObject *expert_game(PyObject *self, PyObject *const *args, Py_ssize_t n
     double best_score = 0.0;
     for (Py_ssize_t i = 0; i < v.n_legal; i++) {
         fact_t f;
-        facts_of(v.hand, v.legal[i], v.points[i], after_pips[i], after_values[i], &next_model, &partner_model, &f);
+        facts_of(v.hand, v.legal[i], v.points[i], after_pips[i], after_values[i], &next_model, &partner_model, 0, &f);
         double score = w[0] * (double)f.points;
         if (f.points && f.points >= target_left)
             score += 1000.0;

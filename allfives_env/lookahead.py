@@ -7,8 +7,9 @@ The one home of two things that the ``expert`` heuristic, the search's world sam
   seen (``unseen_mask``) and, per other seat, the unseen tiles that seat may hold given the pips it
   is known to lack (``allowed_mask``).
 - **Move facts** (``move_facts``): for every legal move, what the layout after it offers the next
-  seat and the partner, and what the move leaves in hand. The reply model treats each tile a seat
-  may hold as held independently with probability ``tiles it holds / tiles it may hold`` (at most 1).
+  seat and the partner, what the move leaves in hand, and what the seat itself can score next
+  (``follow_up``). The reply model treats each tile a seat may hold as held independently with
+  probability ``tiles it holds / tiles it may hold`` (at most 1).
 
 Every placement and count comes from the engine's layout (``Layout`` and the functions beside
 it: ``ends_after``, ``scoring_replies``, ``fitting_tiles``); nothing here restates a rule.
@@ -26,7 +27,7 @@ import operator
 from typing import NamedTuple
 
 from allfives_env import accelerator
-from allfives_env.engine.layout import fitting_tiles, reply_tables, scoring_replies
+from allfives_env.engine.layout import end_after_reply, fitting_tiles, reply_tables, scoring_replies, tile_replies
 from allfives_env.engine.tiles import (
     ACTION_TILE,
     ALL_TILES_MASK,
@@ -102,6 +103,34 @@ class MoveFacts(NamedTuple):
     variety: int  #: different pips left in the seat's hand
     mobility: int  #: tiles left in the seat's hand that fit the ends the move leaves
     double: bool  #: the tile is a double
+    follow_up: float  #: expected most the seat scores with one tile next turn, after the next seat's reply (``follow_up_of``)
+
+
+def best_score(pips, values, hand: int) -> int:
+    """The most one tile of ``hand`` scores on a started layout's ends ``pips``, ``values`` (0: none scores)."""
+    replies = scoring_replies(pips, values, False, hand)
+    return max(replies) if replies else 0
+
+
+def follow_up_of(pips, values, left: int, nxt: ReplyModel | None) -> float:
+    """The expected most a seat holding ``left`` scores with one tile on its next turn, once the next
+    seat (``nxt``: its reply model; ``None``: no reply) has replied on the ends ``pips``, ``values``.
+
+    The next seat's reply: its fitting tiles ranked by the most each scores (``tile_replies``: ties
+    to the lower tile, each on the first end where it scores that), the first one it holds (each
+    with probability ``nxt.p``) played; holding none, it leaves the ends as they are. The seats
+    after it are not modelled, nor north and south opening on its reply."""
+    now = best_score(pips, values, left)
+    if nxt is None:
+        return float(now)
+    p = nxt.p
+    miss = 1.0
+    expected = 0.0
+    for tile, end, _ in tile_replies(pips, values, nxt.allowed):
+        after_pips, after_values = end_after_reply(pips, values, tile, end)
+        expected += best_score(after_pips, after_values, left) * p * miss
+        miss *= 1.0 - p
+    return expected + now * miss
 
 
 class Context(NamedTuple):
@@ -129,12 +158,13 @@ def context(view) -> Context:
     return Context(unseen, next_model, reply_model(view, rules.partner_of(view.seat), unseen))
 
 
-def move_facts(view, ctx: Context | None = None) -> list[MoveFacts]:
-    """The facts of every legal move of ``view``, in ``view.legal_actions`` order."""
-    return facts_of_moves(view, context(view) if ctx is None else ctx, view.move_points())
+def move_facts(view, ctx: Context | None = None, follow_up: bool = True) -> list[MoveFacts]:
+    """The facts of every legal move of ``view``, in ``view.legal_actions`` order; ``follow_up=False``
+    leaves that fact, the costliest, 0.0 (for a caller that does not read it)."""
+    return facts_of_moves(view, context(view) if ctx is None else ctx, view.move_points(), follow_up)
 
 
-def facts_of_moves_python(view, ctx: Context, move_points: list[int]) -> list[MoveFacts]:
+def facts_of_moves_python(view, ctx: Context, move_points: list[int], follow_up: bool = True) -> list[MoveFacts]:
     """``move_facts`` given the context and ``view.move_points()`` (for a caller that has them)."""
     nxt, partner = ctx.next_model, ctx.partner_model
     hand = view.hand
@@ -143,7 +173,7 @@ def facts_of_moves_python(view, ctx: Context, move_points: list[int]) -> list[Mo
         t = ACTION_TILE[action]
         left = hand & ~(1 << t)
         if not left:
-            out.append(MoveFacts(action, points, True, 0.0, 0, 0.0, 0.0, 0, 0, 0, IS_DOUBLE[t]))
+            out.append(MoveFacts(action, points, True, 0.0, 0, 0.0, 0.0, 0, 0, 0, IS_DOUBLE[t], 0.0))
             continue
         pips, values = after
         fitting = fitting_tiles(pips)
@@ -171,6 +201,7 @@ def facts_of_moves_python(view, ctx: Context, move_points: list[int]) -> list[Mo
                 mask_pip_set(left).bit_count(),
                 (left & fitting).bit_count(),
                 IS_DOUBLE[t],
+                follow_up_of(pips, values, left, nxt) if follow_up else 0.0,
             )
         )
     return out
@@ -198,12 +229,12 @@ if _fast is not None:
 ACCELERATED = _fast is not None
 
 
-def facts_of_moves_c(view, ctx: Context, move_points: list[int]) -> list[MoveFacts]:
+def facts_of_moves_c(view, ctx: Context, move_points: list[int], follow_up: bool = True) -> list[MoveFacts]:
     """``facts_of_moves_python`` by the C accelerator (only where it was built: ``ACCELERATED``)."""
     after = view.ends_after_moves()
-    return _fast.move_facts(view.hand, view.legal_actions, move_points, after, ctx.next_model, ctx.partner_model)
+    return _fast.move_facts(view.hand, view.legal_actions, move_points, after, ctx.next_model, ctx.partner_model, follow_up)
 
 
-#: ``facts_of_moves(view, ctx, move_points)``: ``move_facts`` given the context and
+#: ``facts_of_moves(view, ctx, move_points, follow_up=True)``: ``move_facts`` given the context and
 #: ``view.move_points()``. The C accelerator where it was built, else ``facts_of_moves_python``.
 facts_of_moves = facts_of_moves_c if ACCELERATED else facts_of_moves_python

@@ -93,8 +93,14 @@ LOOKAHEAD_PIECES: tuple[Piece, ...] = (
     Piece("mobility", 112, 9, "per action id, tiles left in the viewer's hand that fit the ends the move leaves, clipped to 1"),
     Piece("variety", 112, 7, "per action id, different pips left in the viewer's hand after the move"),
 )
+#: the piece version 3 appends: what the viewer itself can score next, per move (``lookahead.follow_up_of``)
+FOLLOW_UP_PIECES: tuple[Piece, ...] = (
+    Piece("follow_up", 112, 30, "per action id, the expected most the viewer scores with one tile on its next turn, once the next seat has replied to the move: the first tile it holds (same model) of those that fit, ranked by what each scores, on the end where it scores most; the ends as they are when it holds none (0 for a move that goes out); clipped to 1"),
+)
+#: the pieces each version appends to the one before it
+VERSION_PIECES: dict[int, tuple[Piece, ...]] = {1: PIECES, 2: LOOKAHEAD_PIECES, 3: FOLLOW_UP_PIECES}
 #: every piece of the latest version, in vector order
-ALL_PIECES: tuple[Piece, ...] = PIECES + LOOKAHEAD_PIECES
+ALL_PIECES: tuple[Piece, ...] = PIECES + LOOKAHEAD_PIECES + FOLLOW_UP_PIECES
 
 OFFSETS: dict[str, int] = {}
 _offset = 0
@@ -106,9 +112,9 @@ for _piece in ALL_PIECES:
 del _offset, _piece
 #: the environments' default version, the one the shipped policies read (one contract: a policy
 #: loaded as its library's docs say plays in an environment made with no options)
-OBS_VERSION = 2
+OBS_VERSION = 3
 #: the size of each observation version's vector
-OBS_SIZES: dict[int, int] = {1: OBS_SIZE, 2: OBS_SIZE + sum(p.size for p in LOOKAHEAD_PIECES)}
+OBS_SIZES: dict[int, int] = {v: sum(p.size for u in VERSION_PIECES if u <= v for p in VERSION_PIECES[u]) for v in VERSION_PIECES}
 #: the ``scale`` of every piece, by name
 SCALES: dict[str, int | str | tuple | None] = {p.name: p.scale for p in ALL_PIECES}
 
@@ -311,14 +317,15 @@ def _fill_c(o: array, view, viewer_sides: tuple, score_scale, move_points: list[
 encode = encode_c if ACCELERATED else encode_python
 
 
-_TAIL_ZEROS = array("f", bytes(4 * (OBS_SIZES[2] - OBS_SIZE)))
+#: per version with the lookahead pieces: the zeros after the version-1 vector
+_TAILS = {v: array("f", bytes(4 * (OBS_SIZES[v] - OBS_SIZE))) for v in OBS_SIZES if v >= 2}
 _MAY_HOLD = OFFSETS["may_hold"]
 #: the relative seats ``may_hold`` has room for
 _MAY_HOLD_SEATS = next(p.size for p in LOOKAHEAD_PIECES if p.name == "may_hold") // NUM_TILES
 #: per lookahead piece after ``may_hold``: its offset, its scale, its field's index in ``MoveFacts``
 _LOOKAHEAD = tuple((OFFSETS[name], float(SCALES[name]), lookahead.MoveFacts._fields.index(field)) for name, field in (
     ("reply_threat", "threat"), ("reply_max", "threat_max"), ("reply_none", "no_reply"),
-    ("partner_reply", "partner"), ("mobility", "mobility"), ("variety", "variety"),
+    ("partner_reply", "partner"), ("mobility", "mobility"), ("variety", "variety"), ("follow_up", "follow_up"),
 ))
 
 
@@ -331,18 +338,31 @@ def _may_hold(view, ctx: lookahead.Context) -> list[int]:
 def encode_lookahead_python(view, out: np.ndarray | None = None) -> np.ndarray:
     """The version-2 vector of ``view``: ``encode(view)`` followed by ``LOOKAHEAD_PIECES`` (the
     reference implementation, from ``lookahead.facts_of_moves_python``)."""
+    return _lookahead_python(view, 2, out)
+
+
+def encode_follow_up_python(view, out: np.ndarray | None = None) -> np.ndarray:
+    """The version-3 vector of ``view``: the version-2 vector followed by ``FOLLOW_UP_PIECES`` (the
+    reference implementation)."""
+    return _lookahead_python(view, 3, out)
+
+
+def _lookahead_python(view, version: int, out: np.ndarray | None) -> np.ndarray:
     template, rel_sides, score_scale = _template(view.rules)
-    o = template + _TAIL_ZEROS
+    o = template + _TAILS[version]
+    size = OBS_SIZES[version]
     move_points = view.move_points()
     _fill_python(o, view, rel_sides[view.seat], score_scale, move_points)
     ctx = lookahead.context(view)
     for r, mask in enumerate(_may_hold(view, ctx)):
         _put_tiles(o, _MAY_HOLD + NUM_TILES * r, mask)
-    for f in lookahead.facts_of_moves_python(view, ctx, move_points):
+    for f in lookahead.facts_of_moves_python(view, ctx, move_points, follow_up=version >= 3):
         if f.out:  # every lookahead piece of a move that goes out is 0
             continue
         a = f.action
         for offset, scale, i in _LOOKAHEAD:
+            if offset >= size:
+                continue
             x = f[i] / scale
             o[offset + a] = x if x < 1.0 else 1.0
     return _vector(o, out)
@@ -353,7 +373,7 @@ def _load_lookahead_accelerator():
     if not (ACCELERATED and lookahead.ACCELERATED):
         return None
     _fastlook = accelerator.load("_fastlook")
-    _fastlook.configure_pieces(_LOOKAHEAD, (_MAY_HOLD, _MAY_HOLD_SEATS), OBS_SIZES[2])
+    _fastlook.configure_pieces(_LOOKAHEAD, (_MAY_HOLD, _MAY_HOLD_SEATS), tuple(OBS_SIZES[v] for v in _TAILS))
     return _fastlook.fill_view
 
 
@@ -364,22 +384,32 @@ LOOKAHEAD_ACCELERATED = _fill_view is not None
 _LOOKAHEAD_TEMPLATES: dict[int, tuple] = {}
 
 
-def _lookahead_template(rules) -> tuple[array, tuple, int | float, tuple]:
-    """``_template`` of ``rules`` with the version-2 vector's zeros after it, and per seat
-    ``lookahead.reply_seats`` (cached like ``_template``)."""
+def _lookahead_template(rules) -> tuple[dict[int, array], tuple, int | float, tuple]:
+    """Per version with the lookahead pieces, ``_template`` of ``rules`` with that version's zeros
+    after it; and per seat ``lookahead.reply_seats`` (cached like ``_template``)."""
     return _per_rules(_LOOKAHEAD_TEMPLATES, rules, _build_lookahead_template)
 
 
-def _build_lookahead_template(rules) -> tuple[array, tuple, int | float, tuple]:
+def _build_lookahead_template(rules) -> tuple[dict[int, array], tuple, int | float, tuple]:
     template, rel_sides, score_scale = _template(rules)
-    return template + _TAIL_ZEROS, rel_sides, score_scale, tuple(lookahead.reply_seats(rules, s) for s in range(rules.num_players))
+    templates = {v: template + tail for v, tail in _TAILS.items()}
+    return templates, rel_sides, score_scale, tuple(lookahead.reply_seats(rules, s) for s in range(rules.num_players))
 
 
 def encode_lookahead_c(view, out: np.ndarray | None = None) -> np.ndarray:
     """``encode_lookahead_python`` by the C accelerators (only where built: ``LOOKAHEAD_ACCELERATED``).
     The reply models and may-hold masks of ``lookahead.context`` are made in C (``fill_view``)."""
-    template, rel_sides, score_scale, reply_seats = _lookahead_template(view.rules)
-    o = template[:]
+    return _lookahead_c(view, 2, out)
+
+
+def encode_follow_up_c(view, out: np.ndarray | None = None) -> np.ndarray:
+    """``encode_follow_up_python`` by the C accelerators (only where built: ``LOOKAHEAD_ACCELERATED``)."""
+    return _lookahead_c(view, 3, out)
+
+
+def _lookahead_c(view, version: int, out: np.ndarray | None) -> np.ndarray:
+    templates, rel_sides, score_scale, reply_seats = _lookahead_template(view.rules)
+    o = templates[version][:]
     move_points = view.move_points()
     seat = view.seat
     _fill_c(o, view, rel_sides[seat], score_scale, move_points)
@@ -392,10 +422,13 @@ def encode_lookahead_c(view, out: np.ndarray | None = None) -> np.ndarray:
 #: ``encode_lookahead(view, out=None)``: the version-2 vector of ``view``, ``encode(view)`` followed
 #: by ``LOOKAHEAD_PIECES``. The C accelerators where built, else ``encode_lookahead_python``: the same bits.
 encode_lookahead = encode_lookahead_c if LOOKAHEAD_ACCELERATED else encode_lookahead_python
+#: ``encode_follow_up(view, out=None)``: the version-3 vector of ``view``, the version-2 vector followed
+#: by ``FOLLOW_UP_PIECES``. The C accelerators where built, else ``encode_follow_up_python``: the same bits.
+encode_follow_up = encode_follow_up_c if LOOKAHEAD_ACCELERATED else encode_follow_up_python
 
 
 #: the encoder of each observation version
-ENCODERS = {1: encode, 2: encode_lookahead}
+ENCODERS = {1: encode, 2: encode_lookahead, 3: encode_follow_up}
 
 
 def _load_game_accelerator():
@@ -442,8 +475,8 @@ class GameObserver:
         self.rules = rules
         self.version = version
         self.block = block
-        template, rel_sides, score_scale, reply_seats = _lookahead_template(rules)
-        self._template = _template(rules)[0] if version == 1 else template
+        templates, rel_sides, score_scale, reply_seats = _lookahead_template(rules)
+        self._template = _template(rules)[0] if version == 1 else templates[version]
         self._per_seat = tuple((rel_sides[s], score_scale, *reply_seats[s]) for s in range(rules.num_players))
         if GAME_ACCELERATED:  # without the accelerator every call goes through the view: no block
             self._new_block()
@@ -481,7 +514,7 @@ observe_game = observe_game_c if GAME_ACCELERATED else observe_game_python
 
 
 def encoder(version: int):
-    """``encode`` for version 1, ``encode_lookahead`` for 2; ``ValueError`` for any other."""
+    """``encode`` for version 1, ``encode_lookahead`` for 2, ``encode_follow_up`` for 3; ``ValueError`` for any other."""
     if type(version) is not int or version not in ENCODERS:
         raise ValueError(f"unknown observation version {version!r}; known: {', '.join(map(str, ENCODERS))}")
     return ENCODERS[version]
@@ -536,7 +569,7 @@ def spec_table() -> str:
     lines = ["| piece | offset | size | scale | meaning |", "|---|---|---|---|---|"]
     for p in ALL_PIECES:
         lines.append(f"| `{p.name}` | {OFFSETS[p.name]} | {p.size} | {_scale_text(p.scale)} | {p.meaning} |")
-        if p is PIECES[-1]:
-            lines.append(f"| total, version 1 | | {OBS_SIZES[1]} | | |")
-    lines.append(f"| total, version 2 | | {OBS_SIZES[2]} | | |")
+        for version, pieces in VERSION_PIECES.items():
+            if p is pieces[-1]:
+                lines.append(f"| total, version {version} | | {OBS_SIZES[version]} | | |")
     return "\n".join(lines)

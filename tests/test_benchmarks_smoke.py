@@ -97,7 +97,7 @@ def test_lookahead_speed_reports_the_three_costs():
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["views"] == 40 and set(report["us_per_view"]) == {"encode_lookahead", "encode", "expert_act"}
+    assert report["views"] == 40 and set(report["us_per_view"]) == {"encode_follow_up", "encode_lookahead", "encode", "expert_act"}
     assert all(us > 0 for us in report["us_per_view"].values()) and report["ratio_lookahead_v1"] > 0
 
 

@@ -16,6 +16,7 @@ from allfives_agents.search.ismcts import load_policy
 from allfives_agents import make_agent
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.view import PlayerView
+from allfives_env.observation import OBS_VERSION
 
 from helpers import A, T, game_from
 
@@ -142,7 +143,7 @@ def test_pair_features_and_pair_logits_equal_the_dense_ones(players):
     from allfives_train.parity import sample_observations
 
     policy = load_policy("allfives_2p")
-    obs, _ = sample_observations(20, Rules.make(num_players=players), seed=players, obs_version=2)
+    obs, _ = sample_observations(20, Rules.make(num_players=players), seed=players, obs_version=OBS_VERSION)
     rng = np.random.default_rng(0)
     rows, actions = rng.integers(0, 20, 400), rng.integers(0, 112, 400)
     np.testing.assert_array_equal(pair_features(obs, rows, actions), action_features(obs)[rows, actions])

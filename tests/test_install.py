@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from allfives_agents.models import available_models, load_card, model_path
+from allfives_env.observation import OBS_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "models"
@@ -67,7 +68,7 @@ def test_agent_specs_take_a_model_name_or_a_path(tmp_path, monkeypatch):
     from allfives_agents import make_agent
 
     named = make_agent("onnx:allfives_2p")
-    assert named.name == "onnx:allfives_2p" and named.policy.metadata["obs_version"] == "2"
+    assert named.name == "onnx:allfives_2p" and named.policy.metadata["obs_version"] == str(OBS_VERSION)
     monkeypatch.chdir(ROOT)
     assert make_agent("ppo:models/allfives_2p.zip").name == "ppo:models/allfives_2p.zip"
     # a file of that name in the working directory wins over the shipped model

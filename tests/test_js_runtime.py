@@ -2,9 +2,10 @@
 
 - **Parity**: 12,000 positions of 2, 3 and 4 players under several rule sets (from games played by
   random moves and by the shipped policies), sent as the plain data of docs/frontends.md to one node
-  process (JSON lines, tests/js/parity.mjs): the version-2 observation and the action mask must be
-  Python's bit for bit, and the move picked through onnxruntime-web with the shipped model of that
-  player count must be the Python ``onnx:`` agent's. A few hundred more check version 1.
+  process (JSON lines, tests/js/parity.mjs): the observation of ``OBS_VERSION`` (the shipped
+  policies') and the action mask must be Python's bit for bit, and the move picked through
+  onnxruntime-web with the shipped model of that player count must be the Python ``onnx:`` agent's.
+  A few hundred more check each earlier version.
 - **Rules**: whole games played in JavaScript (tests/js/play_games.mjs, random moves) must replay in
   the Python engine event for event with the same hand results and scores, and the position the JS
   game gives before each placement must be the one Python builds from its view.
@@ -32,7 +33,7 @@ from allfives_env.engine import Game, Rules
 from allfives_env.engine.record import replay_positions, replay_record
 from allfives_env.engine.tiles import action_id
 from allfives_env.engine.events import play_end
-from allfives_env.observation import ALL_PIECES, OBS_SIZES, OFFSETS, action_mask, encode, encode_lookahead
+from allfives_env.observation import ALL_PIECES, OBS_SIZES, OBS_VERSION, OFFSETS, action_mask, encoder
 from test_frontend_js import position_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,15 +120,16 @@ def test_observation_mask_and_policy_move_equal_pythons_on_12000_positions(node)
         lines.append(json.dumps({"position": position_of(view, with_points=i % 3 != 0),
                                  "model": str(view.rules.num_players) if to_act else None}))
     answers = run_node(node, "tests/js/parity.mjs", lines)
-    assert answers[0] == {"ready": True, "obs_versions": {"2": 2, "3": 2, "4": 2}}
+    assert answers[0] == {"ready": True, "obs_versions": {"2": OBS_VERSION, "3": OBS_VERSION, "4": OBS_VERSION}}
     assert len(answers) == len(views) + 1
-    covered = np.zeros(OBS_SIZES[2], bool)
+    covered = np.zeros(OBS_SIZES[OBS_VERSION], bool)
+    encode = encoder(OBS_VERSION)
     players = Counter()
     ran_graph = Counter()
     for view, got in zip(views, answers[1:]):
-        want = encode_lookahead(view)
+        want = encode(view)
         obs = floats(got["obs"])
-        assert obs.shape == (1037,)
+        assert obs.shape == (OBS_SIZES[OBS_VERSION],)
         bad = np.flatnonzero(obs != want)
         assert bad.size == 0, f"JS and Python differ at {[(int(i), float(obs[i]), float(want[i])) for i in bad[:5]]}"
         np.testing.assert_array_equal(floats(got["mask"]), action_mask(view).astype(np.float32))
@@ -147,12 +149,14 @@ def test_observation_mask_and_policy_move_equal_pythons_on_12000_positions(node)
     assert covered[OFFSETS["forced"]] and covered[OFFSETS["arm_open"] + 2] and covered[OFFSETS["partner_reply"]:].any()
 
 
-def test_version_1_equals_pythons(node):
+@pytest.mark.parametrize("version", [v for v in OBS_SIZES if v != OBS_VERSION])
+def test_the_other_versions_equal_pythons(node, version):
     views, _ = sample_positions(400, seed=5)
-    lines = [json.dumps({"models": {}})] + [json.dumps({"position": position_of(v), "version": 1}) for v in views]
+    lines = [json.dumps({"models": {}})] + [json.dumps({"position": position_of(v), "version": version}) for v in views]
     answers = run_node(node, "tests/js/parity.mjs", lines)
+    assert len(answers) == len(views) + 1
     for view, got in zip(views, answers[1:]):
-        np.testing.assert_array_equal(floats(got["obs"]), encode(view))
+        np.testing.assert_array_equal(floats(got["obs"]), encoder(version)(view))
 
 
 def test_a_bad_position_or_model_is_refused_with_a_message(node, tmp_path):
@@ -208,7 +212,7 @@ def test_the_node_example_plays_a_whole_game_as_the_python_agent_would(node, tmp
     out = subprocess.run([node, "docs/examples/play_onnx.mjs", "--seed", "3", "--record", str(record)],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert "observation version 2 (1037 values), 2 players, target 250" in out.stdout
+    assert f"observation version {OBS_VERSION} ({OBS_SIZES[OBS_VERSION]} values), 2 players, target 250" in out.stdout
     game = replay_record(json.loads(record.read_text()))
     assert game.complete and max(game.scores) >= 250
     assert f"final scores {game.scores[0]}-{game.scores[1]}; side {game.winner} wins" in out.stdout

@@ -38,10 +38,12 @@ def path(request, monkeypatch):
     if request.param == "python":
         monkeypatch.setattr(lookahead, "facts_of_moves", lookahead.facts_of_moves_python)
         monkeypatch.setattr(observation, "encode_lookahead", observation.encode_lookahead_python)
+        monkeypatch.setattr(observation, "encode_follow_up", observation.encode_follow_up_python)
     else:
         needs_accelerator()
         monkeypatch.setattr(lookahead, "facts_of_moves", lookahead.facts_of_moves_c)
         monkeypatch.setattr(observation, "encode_lookahead", observation.encode_lookahead_c)
+        monkeypatch.setattr(observation, "encode_follow_up", observation.encode_follow_up_c)
     return request.param
 
 
@@ -144,8 +146,9 @@ def test_reply_facts_by_hand(path):
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10**6), players=st.sampled_from([2, 3, 4]))
-def test_version_2_sees_nothing_hidden(seed, players):
-    """A view's vector is the same in another world that differs only in what the seat cannot see."""
+def test_versions_2_and_3_see_nothing_hidden(seed, players):
+    """A view's vectors (version 2's and version 3's follow-up) are the same in another world that
+    differs only in what the seat cannot see."""
     rng = random.Random(seed)
     game = Game(Rules.make(num_players=players), seed, max_hands=1)
     for _ in range(rng.randrange(12)):
@@ -158,21 +161,23 @@ def test_version_2_sees_nothing_hidden(seed, players):
     world = determinize(view, random.Random(seed + 1))
     other = world.view(game.current_player)
     np.testing.assert_array_equal(encode_lookahead(view), encode_lookahead(other))
+    np.testing.assert_array_equal(observation.encode_follow_up(view), observation.encode_follow_up(other))
 
 
 def test_encoder_and_env_option_errors():
     from allfives_env.single_agent import SingleAgentEnv
 
-    assert encoder(1) is encode and encoder(2) is encode_lookahead
-    for bad in (0, 3, "2", 2.0, True):
+    assert encoder(1) is encode and encoder(2) is encode_lookahead and encoder(3) is observation.encode_follow_up
+    for bad in (0, 4, "2", 2.0, True):
         with pytest.raises(ValueError, match="unknown observation version"):
             encoder(bad)
-    with pytest.raises(ValueError, match="unknown observation version 3"):
-        SingleAgentEnv(obs_version=3)
-    env = SingleAgentEnv(obs_version=2)
-    obs, info = env.reset(seed=4)
-    assert obs.shape == env.observation_space.shape == (OBS_SIZES[2],)
-    assert env.observation_space.contains(obs)
+    with pytest.raises(ValueError, match="unknown observation version 4"):
+        SingleAgentEnv(obs_version=4)
+    for version in (2, 3):
+        env = SingleAgentEnv(obs_version=version)
+        obs, info = env.reset(seed=4)
+        assert obs.shape == env.observation_space.shape == (OBS_SIZES[version],)
+        assert env.observation_space.contains(obs)
 
 
 def test_the_aec_env_on_version_2_passes_the_pettingzoo_api_test():
@@ -257,8 +262,30 @@ def lookahead_digest(options) -> str:
     for game, view in views_of_random_games(options, seed=11, games=4):
         digest.update(encode_v2(view).tobytes())
         digest.update(encode_v2(game.view((view.seat + 1) % game.num_players)).tobytes())
-        digest.update(repr([tuple(f) for f in lookahead.move_facts(view)]).encode())
+        digest.update(repr([tuple(f)[: V2_FACTS] for f in lookahead.move_facts(view)]).encode())
         digest.update(expert.act(view).to_bytes(1, "little"))
+    return digest.hexdigest()
+
+
+#: the move facts version 2 reads (``follow_up``, after them, came with version 3)
+V2_FACTS = lookahead.MoveFacts._fields.index("follow_up")
+#: sha256 of the same positions' version-3 pieces and ``follow_up`` facts (``follow_up_digest``),
+#: taken when version 3 came (stop 57)
+FROZEN_FOLLOW_UP = {  # the two 4-player variants agree: their next seat is an opponent in both
+    "2p": "6f71e4e76b270cd99e442f9cfd086ab96db2ce032d592c8df001f928bf98a9d7",
+    "3p": "75073a72d58c05e82a3bbfab45e9dec23a86319787264645b5ef3ea9229e1d5c",
+    "4p": "5944072eaa9b9c705ca1d820bbc9f4acc161fefd3a72eaf6767cf4e21d1864c0",
+    "4p-cutthroat": "5944072eaa9b9c705ca1d820bbc9f4acc161fefd3a72eaf6767cf4e21d1864c0",
+}
+
+
+def follow_up_digest(options) -> str:
+    """Digest of what version 3 adds (the seat to act's ``follow_up`` piece and facts) at every
+    decision of the same four games."""
+    digest = hashlib.sha256()
+    for _, view in views_of_random_games(options, seed=11, games=4):
+        digest.update(observation.encode_follow_up(view)[OBS_SIZES[2] :].tobytes())
+        digest.update(repr([f.follow_up for f in lookahead.move_facts(view)]).encode())
     return digest.hexdigest()
 
 
@@ -266,3 +293,4 @@ def lookahead_digest(options) -> str:
 def test_the_lookahead_features_are_frozen(variant, path):
     options = dict(zip(["2p", "3p", "4p", "4p-cutthroat"], VARIANTS))[variant]
     assert lookahead_digest(options) == FROZEN_DIGESTS[variant]
+    assert follow_up_digest(options) == FROZEN_FOLLOW_UP[variant]

@@ -71,7 +71,7 @@ def test_moves_that_go_out():
         game.step(game.legal_actions()[0])
     view = game.view(0)
     facts = lookahead.facts_of_moves_c(view, lookahead.context(view), view.move_points())
-    assert facts and all(f.out and tuple(f)[3:] == (0.0, 0, 0.0, 0.0, 0, 0, 0, False) for f in facts)
+    assert facts and all(f.out and tuple(f)[3:] == (0.0, 0, 0.0, 0.0, 0, 0, 0, False, 0.0) for f in facts)
     assert_same(view)
 
 
@@ -117,8 +117,17 @@ def test_move_facts_names_bad_input(fast, args):
         broken[i] = bad
         with pytest.raises(error, match=message):
             fast.move_facts(*broken)
-    with pytest.raises(TypeError, match="takes 6 arguments"):
+    with pytest.raises(TypeError, match="takes 6 or 7 arguments"):
         fast.move_facts(*args[:5])
+    with pytest.raises(TypeError, match="takes 6 or 7 arguments"):
+        fast.move_facts(*args, True, True)
+
+
+def test_move_facts_without_the_follow_up_leave_it_zero_and_the_rest_alike(fast, args):
+    """``follow_up=False`` (what ``expert`` asks: it does not read the fact) changes nothing else."""
+    full, bare = fast.move_facts(*args), fast.move_facts(*args, False)
+    assert any(f.follow_up for f in full) and not any(f.follow_up for f in bare)
+    assert [f._replace(follow_up=0.0) for f in full] == bare
 
 
 def _view_of(args):
@@ -139,7 +148,7 @@ def test_fill_names_bad_input(fast, args):
     assert out.any()
     may = out[observation.OFFSETS["may_hold"] :][:84].reshape(3, 28)
     assert may.sum() == 3 and may[0, 0] == may[0, 2] == may[2, 27] == 1.0
-    with pytest.raises(ValueError, match=f"out must hold {OBS_SIZES[2]} float32 values"):
+    with pytest.raises(ValueError, match=rf"out must hold {OBS_SIZES[3]} float32 values \(or another observation version's size\)"):
         fast.fill(array("f", bytes(8)), [], *args)
     with pytest.raises(BufferError, match="not writable"):
         fast.fill(bytes(4 * OBS_SIZES[2]), [], *args)
@@ -191,7 +200,8 @@ def test_fill_view_makes_the_context_and_names_bad_input(fast):
         (7, None, TypeError, "tile_counts must be a tuple or list"),
         (9, [], ValueError, "one entry per legal action"),
         (0, bytes(4 * OBS_SIZES[2]), BufferError, "not writable"),
-        (0, np.zeros(3, np.float32), ValueError, f"out must hold {OBS_SIZES[2]} float32 values"),
+        (0, np.zeros(3, np.float32), ValueError, f"out must hold {OBS_SIZES[3]} float32 values"),
+        (0, np.zeros(OBS_SIZES[2] + 1, np.float32), ValueError, f"out must hold {OBS_SIZES[3]} float32 values"),
     ]:
         broken = list(good)
         broken[i] = bad
@@ -228,20 +238,39 @@ def test_configure_checks_the_tables(fast, args):
 
 def test_configure_pieces_checks_the_pieces(fast):
     pieces, may_hold = observation._LOOKAHEAD, (observation.OFFSETS["may_hold"], 3)
+    sizes = (OBS_SIZES[2], OBS_SIZES[3])
     try:
         with pytest.raises(ValueError, match="may-hold masks must lie inside the vector"):
-            fast.configure_pieces(pieces, (OBS_SIZES[2] - 28, 2), OBS_SIZES[2])
+            fast.configure_pieces(pieces, (OBS_SIZES[2] - 28, 2), sizes)
         for bad, error, message in [
             ((pieces[0][:2],), TypeError, r"each piece must be \(offset, scale, field index\)"),
-            (((OBS_SIZES[2] - 10, 1.0, 3),), ValueError, "must lie inside the vector"),
+            (((OBS_SIZES[3] - 10, 1.0, 3),), ValueError, "must lie inside the vector"),
             (((0, 0.0, 3),), ValueError, "scale must be positive"),
-            (((0, 1.0, 11),), ValueError, "field index must be in 0..10"),
+            (((0, 1.0, 12),), ValueError, "field index must be in 0..11"),
             (((0, "x", 3),), TypeError, "a piece's scale must be a number, not str"),
         ]:
             with pytest.raises(error, match=message):
-                fast.configure_pieces(bad, may_hold, OBS_SIZES[2])
+                fast.configure_pieces(bad, may_hold, sizes)
+        for bad_sizes, message in [((), "sizes must hold 1 to 4"), ((OBS_SIZES[3], OBS_SIZES[2]), "sizes must be ascending"),
+                                   (OBS_SIZES[2], "sizes must be a tuple or list")]:
+            with pytest.raises((ValueError, TypeError), match=message):
+                fast.configure_pieces(pieces, may_hold, bad_sizes)
     finally:
-        fast.configure_pieces(pieces, may_hold, OBS_SIZES[2])
+        fast.configure_pieces(pieces, may_hold, sizes)
+
+
+def test_a_version_2_vector_gets_only_its_pieces(fast):
+    """The pieces are configured for version 3; a version-2 vector gets those that lie inside it
+    (``follow_up`` lies past its end) and is the version-3 vector's start."""
+    for game, view in views_of_random_games(VARIANTS["2p"], seed=8, games=2):
+        ctx = lookahead.context(view)
+        may = [lookahead.allowed_mask(view, (view.seat + 1) % 2)]
+        rest = (view.hand, view.legal_actions, view.move_points(), view.ends_after_moves(), ctx.next_model, ctx.partner_model)
+        v2 = np.zeros(OBS_SIZES[2], np.float32)
+        v3 = np.zeros(OBS_SIZES[3], np.float32)
+        fast.fill(v2, may, *rest)
+        fast.fill(v3, may, *rest)
+        assert v2.tobytes() == v3[: OBS_SIZES[2]].tobytes()
 
 
 def test_the_accelerator_is_used_where_built():
@@ -253,19 +282,21 @@ def test_the_accelerator_is_used_where_built():
     assert observation.LOOKAHEAD_ACCELERATED == both
     want = observation.encode_lookahead_c if both else observation.encode_lookahead_python
     assert observation.encode_lookahead is want and observation.encoder(2) is want
+    want = observation.encode_follow_up_c if both else observation.encode_follow_up_python
+    assert observation.encode_follow_up is want and observation.encoder(3) is want
 
 
 def test_the_accelerator_takes_its_tables_from_configure(fast, args):
-    """With no tile scoring anywhere (``scoring_on`` all empty) every threat and partner value is
-    0 and nothing else changes: _fastlook.c keeps no scoring table of its own."""
+    """With no tile scoring anywhere (``scoring_on`` all empty) every threat, partner and follow-up
+    value is 0 and nothing else changes: _fastlook.c keeps no scoring table of its own."""
     good = lookahead.accelerator_tables()
     base = fast.move_facts(*args)
     assert any(f.threat for f in base)
     try:
         fast.configure({**good, "scoring_on": [[0] * good["modulus"]] * len(good["scoring_on"])})
         for f, b in zip(fast.move_facts(*args), base):
-            assert (f.threat, f.threat_max, f.partner) == (0.0, 0, 0.0)
-            assert f._replace(threat=b.threat, threat_max=b.threat_max, partner=b.partner) == b
+            assert (f.threat, f.threat_max, f.partner, f.follow_up) == (0.0, 0, 0.0, 0.0)
+            assert f._replace(threat=b.threat, threat_max=b.threat_max, partner=b.partner, follow_up=b.follow_up) == b
     finally:
         fast.configure(good)
     assert fast.move_facts(*args) == base

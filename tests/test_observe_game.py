@@ -82,20 +82,22 @@ def fast():
     return _fastlook
 
 
-def _args(game, seat=None):
+def _args(game, seat=None, version=2):
     seat = game.current_player if seat is None else seat
-    template, rel_sides, score_scale, reply_seats = observation._lookahead_template(game.rules)
-    out = bytearray(2 * 4 * OBS_SIZES[2])  # two rows
-    return [out, bytearray(2 * 112), 1, template, game, seat, rel_sides[seat], score_scale, *reply_seats[seat]]
+    templates, rel_sides, score_scale, reply_seats = observation._lookahead_template(game.rules)
+    out = bytearray(2 * 4 * OBS_SIZES[version])  # two rows
+    return [out, bytearray(2 * 112), 1, templates[version], game, seat, rel_sides[seat], score_scale, *reply_seats[seat]]
 
 
-def test_the_c_writes_the_row_it_is_given(fast):
+@pytest.mark.parametrize("version", [2, 3])
+def test_the_c_writes_the_row_it_is_given(fast, version):
     game = Game(seed=2, num_players=3)
-    args = _args(game)
+    args = _args(game, version=version)
     fast.observe_game(*args)
-    obs, mask = observation.observe_game_python(game, game.current_player)
-    assert bytes(args[0][: 4 * OBS_SIZES[2]]) == bytes(4 * OBS_SIZES[2])  # row 0 untouched
-    assert bytes(args[0][4 * OBS_SIZES[2] :]) == obs.tobytes()
+    obs, mask = observation.observe_game_python(game, game.current_player, version)
+    size = 4 * OBS_SIZES[version]
+    assert bytes(args[0][:size]) == bytes(size)  # row 0 untouched
+    assert bytes(args[0][size:]) == obs.tobytes()
     assert bytes(args[1][112:]) == mask.tobytes() and not any(args[1][:112])
 
 
@@ -115,7 +117,7 @@ def test_the_observer_hands_out_rows_never_written_again():
     import pickle
 
     again = pickle.loads(pickle.dumps(observer))
-    assert (again.rules, again.version, again.block) == (game.rules, 2, 4)
+    assert (again.rules, again.version, again.block) == (game.rules, observation.OBS_VERSION, 4)
 
 
 def test_the_c_names_bad_arguments(fast):
@@ -129,7 +131,7 @@ def test_the_c_names_bad_arguments(fast):
         (2, 2, ValueError, "row 2 is outside out"),
         (2, -1, ValueError, "row -1 is outside out"),
         (1, bytearray(112), ValueError, "row 1 is outside out"),
-        (3, array("f", bytes(8)), ValueError, f"template must hold {OBS_SIZES[1]} or {OBS_SIZES[2]} float32 values"),
+        (3, array("f", bytes(8)), ValueError, f"template must hold {OBS_SIZES[1]} float32 values or an observation version's size with the lookahead pieces \\(at most {OBS_SIZES[3]}\\)"),
         (4, object(), AttributeError, "no attribute 'hands'"),
         (5, 3, ValueError, "must be seats of the game"),
         (5, "0", TypeError, "seat must be an int"),
@@ -142,7 +144,7 @@ def test_the_c_names_bad_arguments(fast):
         broken[i] = bad
         with pytest.raises(error, match=message):
             fast.observe_game(*broken)
-    assert template == observation._lookahead_template(game.rules)[0]  # read, never written
+    assert template == observation._lookahead_template(game.rules)[0][2]  # read, never written
     with pytest.raises(TypeError, match="takes 10 arguments"):
         fast.observe_game(*good[:9])
 

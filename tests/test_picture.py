@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from allfives_env.engine import Game, Rules
 from allfives_env.engine.tiles import CLOSED, TILES, mask_tiles
+from allfives_env.observation import OBS_SIZES, OBS_VERSION
 from allfives_env.picture import HEIGHT, TILE_FACE, WIDTH, Circle, Picture, Rect, _line_pieces, rgb, scene, svg, to_svg
 
 VARIANTS = [dict(num_players=2), dict(num_players=3), dict(num_players=4), dict(num_players=4, partnerships=False)]
@@ -127,7 +128,7 @@ def test_the_envs_render_rgb_array_frames_and_sb3_defaults_work(tmp_path):
     with pytest.raises(ValueError, match="render_mode"):
         allfives_env.SingleAgentEnv(render_mode="svg")
     vec = make_vec_env("AllFives-v0", n_envs=2)  # SB3 asks for render_mode="rgb_array" by default
-    assert vec.reset().shape == (2, 1037)
+    assert vec.reset().shape == (2, OBS_SIZES[OBS_VERSION])
     assert [f.shape for f in vec.get_images()] == [(HEIGHT, WIDTH, 3)] * 2
     vec.close()
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from allfives_env.engine.tiles import NUM_TILES, mask_tiles
-from allfives_env.observation import OBS_SIZES, encoder
+from allfives_env.observation import OBS_SIZES, OBS_VERSION, encoder
 from allfives_env.privileged import PRIVILEGED_SIZE, encode_privileged
 from allfives_env.single_agent import SingleAgentEnv
 
@@ -22,7 +22,7 @@ from helpers import run_cli
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "tiny_test.yaml"
 RECIPE = ROOT / "configs" / "ppo_2p.yaml"
-VIEW = OBS_SIZES[2]
+VIEW = OBS_SIZES[OBS_VERSION]
 
 
 def bits(row) -> set[int]:
@@ -33,7 +33,7 @@ def bits(row) -> set[int]:
                          ids=["2p", "3p", "4p-partners"])
 def test_the_privileged_features_are_the_tiles_hidden_from_the_seat(options):
     env = SingleAgentEnv(privileged=True, **options)
-    encode = encoder(2)
+    encode = encoder(OBS_VERSION)
     rng = np.random.default_rng(0)
     n = options["num_players"]
     checked = 0
@@ -94,7 +94,7 @@ def make_privileged_model(path: Path):
     with torch.no_grad():
         for p in model.policy.parameters():
             p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
-    save_model(model, path, {"obs_version": 2, "obs_size": VIEW, "rules": {"num_players": 2}, "critic": "privileged"})
+    save_model(model, path, {"obs_version": OBS_VERSION, "obs_size": VIEW, "rules": {"num_players": 2}, "critic": "privileged"})
     return model
 
 
@@ -142,7 +142,7 @@ def test_the_actor_reads_the_view_alone_and_the_critic_the_hidden_tiles(tmp_path
     (log_prob.sum() + entropy.sum()).backward()
     assert probe.grad[:, VIEW:].abs().max() == 0 and probe.grad[:, :VIEW].abs().max() > 0
     # the numpy runtime (evaluations, the pool's snapshots, ppo: agents) takes the view
-    numpy_policy = NumpyPolicy.from_sb3(policy, {"obs_version": 2})
+    numpy_policy = NumpyPolicy.from_sb3(policy, {"obs_version": OBS_VERSION})
     assert numpy_policy.obs_size == VIEW
     np.testing.assert_allclose(numpy_policy.logits(obs[:, :VIEW].numpy()), full.numpy(), atol=1e-4)
     loaded = NumpyPolicy.load(tmp_path / "m.zip")
@@ -159,7 +159,7 @@ def test_the_export_takes_the_view_and_matches_the_torch_actor(tmp_path):
 
     model = make_privileged_model(tmp_path / "m.zip")
     info = export_onnx(tmp_path / "m.zip", tmp_path / "m.onnx")
-    assert info["obs_size"] == str(VIEW) and info["obs_version"] == "2"
+    assert info["obs_size"] == str(VIEW) and info["obs_version"] == str(OBS_VERSION)
     onnx = OnnxPolicy(tmp_path / "m.onnx")
     assert onnx.obs_size == VIEW
     parity = check_parity(tmp_path / "m.zip", tmp_path / "m.onnx", count=500)

@@ -11,6 +11,7 @@ import pytest
 from allfives_agents import make_agent
 from allfives_agents.nets.policy import read_zip_metadata
 from allfives_env.engine import Game, Rules
+from allfives_env.observation import OBS_VERSION
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 SHIPPED = {"allfives_2p": dict(num_players=2), "allfives_3p": dict(num_players=3), "allfives_4p": dict(num_players=4, partnerships=True)}
@@ -28,7 +29,7 @@ def test_card_describes_the_shipped_files(name):
     assert Rules.from_dict(c["rules"]) == Rules.make(**SHIPPED[name])
     meta = read_zip_metadata(str(MODELS / f"{name}.zip"))
     assert meta["rules"] == c["rules"]
-    assert meta["obs_version"] == c["obs_version"] == 2, "the shipped policies read the lookahead observation"
+    assert meta["obs_version"] == c["obs_version"] == OBS_VERSION, "the shipped policies read the environments' default observation"
     results = {row["opponent"]: row for row in c["evaluation"]["results"]}
     assert set(results) == {"random", "greedy", "expert"}
     for row in results.values():

@@ -134,7 +134,6 @@ class ActionScorer(nn.Module):
     def __init__(self, hidden_dim: int, width: int = 64, obs_version: int = 1) -> None:
         super().__init__()
         self.hidden_dim = hidden_dim
-        self.lookahead = obs_version == 2
         self.context = nn.Linear(hidden_dim, width)
         self.features = nn.Linear(af.N_FEATURES[obs_version], width, bias=False)
         self.out = nn.Linear(width, 1)
@@ -147,7 +146,7 @@ class ActionScorer(nn.Module):
         self.register_buffer("static_exposed", torch.from_numpy(af.STATIC_EXPOSED.copy()), persistent=False)
         self.register_buffer("exposed_pip", torch.from_numpy(af.EXPOSED_PIP.copy()).flatten(), persistent=False)
         self.register_buffer("pip_and_any", torch.stack([torch.arange(7.0), torch.ones(7)], 1), persistent=False)
-        self.register_buffer("per_action", torch.tensor([OFFSETS["move_points"], *(af.LOOKAHEAD_OFFSETS if self.lookahead else ())]), persistent=False)
+        self.register_buffer("per_action", torch.tensor([OFFSETS["move_points"], *af.FEATURE_OFFSETS[obs_version]]), persistent=False)
         self.register_buffer("every_action", torch.arange(NUM_ACTIONS).unsqueeze(0), persistent=False)
         nn.init.orthogonal_(self.base.weight, gain=0.01)
         nn.init.zeros_(self.base.bias)

@@ -15,9 +15,10 @@ applies to every tile and end at once. For action ``a = 4 * tile + end`` the fea
 
 A policy on version-2 observations (``allfives_env.observation.LOOKAHEAD_PIECES``) has six more,
 read straight from the vector (``N_FEATURES[2]`` = 22): 16. ``reply_threat``, 17. ``reply_max``,
-18. ``reply_none``, 19. ``partner_reply``, 20. ``mobility``, 21. ``variety``. Its hidden layers read
-only the position pieces (``STATE_SIZE[2]``: version 1 and ``may_hold``); the per-action pieces
-reach it through the scorer.
+18. ``reply_none``, 19. ``partner_reply``, 20. ``mobility``, 21. ``variety``; on version 3 a
+seventh (``N_FEATURES[3]`` = 23): 22. ``follow_up``. Its hidden layers read only the position
+pieces (``STATE_SIZE``: version 1 and ``may_hold``); the per-action pieces reach it through the
+scorer.
 
 The same computation exists in torch (``allfives_train.network``); a test checks the two agree.
 """
@@ -32,14 +33,18 @@ from allfives_env.observation import OBS_SIZES, OFFSETS
 N_ACTION_FEATURES = 16
 #: the per-action pieces of version 2 that are action features, in feature order
 LOOKAHEAD_FEATURES = ("reply_threat", "reply_max", "reply_none", "partner_reply", "mobility", "variety")
+#: per observation version: the per-action pieces read as action features, in feature order
+VERSION_FEATURES = {1: (), 2: LOOKAHEAD_FEATURES, 3: LOOKAHEAD_FEATURES + ("follow_up",)}
 #: per observation version: action features
-N_FEATURES = {1: N_ACTION_FEATURES, 2: N_ACTION_FEATURES + len(LOOKAHEAD_FEATURES)}
+N_FEATURES = {v: N_ACTION_FEATURES + len(names) for v, names in VERSION_FEATURES.items()}
 #: per observation version: the values the hidden layers read (the vector's first values)
-STATE_SIZE = {1: OBS_SIZES[1], 2: OFFSETS[LOOKAHEAD_FEATURES[0]]}
+STATE_SIZE = {v: OBS_SIZES[1] if not names else OFFSETS[names[0]] for v, names in VERSION_FEATURES.items()}
 #: the observation version of a feature count
 VERSION_OF_FEATURES = {n: v for v, n in N_FEATURES.items()}
-#: the offsets of the lookahead features' pieces
-LOOKAHEAD_OFFSETS = tuple(OFFSETS[name] for name in LOOKAHEAD_FEATURES)
+#: per observation version: the offsets of its per-action pieces read as features
+FEATURE_OFFSETS = {v: tuple(OFFSETS[name] for name in names) for v, names in VERSION_FEATURES.items()}
+#: the observation version of a vector size
+_VERSION_OF_SIZE = {n: v for v, n in OBS_SIZES.items()}
 #: (112, 6): tile pips / 12, double, end one-hot
 STATIC = np.zeros((NUM_ACTIONS, 6), np.float32)
 #: (112,): the end of each action
@@ -89,8 +94,7 @@ def action_features(obs: np.ndarray) -> np.ndarray:
     mine_exposed = np.einsum("baq,bq->ba", exposed, mine)[..., None]
     static = np.broadcast_to(STATIC, (batch, NUM_ACTIONS, 6))
     parts = [points, static, exposed, unseen_exposed, mine_exposed]
-    if obs.shape[1] == OBS_SIZES[2]:
-        parts += [obs[:, o : o + NUM_ACTIONS, None] for o in LOOKAHEAD_OFFSETS]
+    parts += [obs[:, o : o + NUM_ACTIONS, None] for o in FEATURE_OFFSETS[_VERSION_OF_SIZE.get(obs.shape[1], 1)]]
     return np.concatenate(parts, axis=-1)
 
 
@@ -109,7 +113,7 @@ def pair_features(obs: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> np.
     exposed = EXPOSED_PIP.ravel()[row]  # 7: none
     zero = np.zeros((len(obs), 1), np.float32)
     pips = np.concatenate([obs[:, _UNSEEN : _UNSEEN + 7], zero, obs[:, _HAND : _HAND + 28] @ PIP_OF_TILE / 7.0, zero], axis=1)  # unseen, none, mine, none
-    per_action = _PER_ACTION[obs.shape[1] == OBS_SIZES[2]]
+    per_action = _PER_ACTION[_VERSION_OF_SIZE.get(obs.shape[1], 1)]
     out = np.empty((len(rows), N_ACTION_FEATURES + len(per_action) - 1), np.float32)  # points, 13 static, 2 pips, lookahead
     gathered = obs[rows[:, None], actions[:, None] + per_action]  # the move's points, then its lookahead pieces
     static = 1 + STATIC_EXPOSED.shape[1]  # the column after features 1-13
@@ -123,5 +127,5 @@ def pair_features(obs: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> np.
 
 #: an arm's 7 one-hot pip values -> (its pip number, whether it shows one)
 _PIP_AND_ANY = np.stack([np.arange(7, dtype=np.float32), np.ones(7, np.float32)], axis=1)
-#: the per-action columns ``pair_features`` gathers, by whether the observation has the lookahead (version 2)
-_PER_ACTION = {False: np.array([_MP]), True: np.array([_MP, *LOOKAHEAD_OFFSETS])}
+#: the per-action columns ``pair_features`` gathers, by observation version
+_PER_ACTION = {v: np.array([_MP, *offsets]) for v, offsets in FEATURE_OFFSETS.items()}

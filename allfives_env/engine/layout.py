@@ -250,6 +250,38 @@ def scoring_replies(pips, values, empty: bool, candidates: int) -> list[int]:
     return list(best.values())
 
 
+def tile_replies(pips, values, candidates: int) -> list[tuple[int, int, int]]:
+    """``(tile, end, points)`` for each tile of ``candidates`` that fits an end of a started layout
+    showing ``pips`` (what each counts: ``values``): placed on the first end where it scores the
+    most it can (0 where it scores nothing); the most scoring first, ties to the lower tile."""
+    total = values[0] + values[1] + values[2] + values[3]
+    out = []
+    for t in mask_tiles(candidates & fitting_tiles(pips)):
+        best, best_end = -1, -1
+        for e in range(4):
+            p = pips[e]
+            if p == CLOSED or not _FITS[t][p]:
+                continue
+            count = total - values[e] + _END_COUNT[t][p]
+            points = count if count % SCORING_MULTIPLE == 0 else 0
+            if points > best:
+                best, best_end = points, e
+        out.append((t, best_end, best))
+    out.sort(key=lambda r: -r[2])  # stable: ties keep the lower tile first
+    return out
+
+
+def end_after_reply(pips, values, tile: int, end: int) -> tuple[list[int], list[int]]:
+    """The ends ``pips``, ``values`` once ``tile`` is placed on ``end`` (it fits), only that end
+    changing: a double counts both halves and shows the same pip, another tile its other half.
+    A lookahead's approximation of ``Layout.ends_after``: a spinner's north and south stay as they were."""
+    pips, values = list(pips), list(values)
+    values[end] = _END_COUNT[tile][pips[end]]
+    if not IS_DOUBLE[tile]:
+        pips[end] = values[end]
+    return pips, values
+
+
 def reply_tables() -> dict:
     """The tables ``scoring_replies`` reads on a started layout, for an accelerator that computes the
     same replies (``allfives_env/_fastlook.c``): ``scoring_on[p][r]``, ``end_count[t][p]``, the

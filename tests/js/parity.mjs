@@ -1,12 +1,12 @@
 // The JavaScript side of tests/test_js_runtime.py: reads JSON lines on stdin and answers one line
 // each, so that one node process serves a whole batch. The first line names the models,
 // {"models": {"2": PATH, ...}}; it answers {"ready": true, "obs_versions": {...}}. Every other line
-// is {"position": {...}, "model": "2" | null, "version": 2}, answered with the observation and the
+// is {"position": {...}, "model": "2" | null, "version": 3}, answered with the observation and the
 // mask as base64 of their float32 bytes and, when a model is named, the policy's move.
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import * as ort from "onnxruntime-web";
-import { actionMask, encodeObservation, loadPolicy, policyMove } from "../../allfives/web/static/allfives.js";
+import { OBS_VERSION, actionMask, encodeObservation, loadPolicy, policyMove } from "../../allfives/web/static/allfives.js";
 
 ort.env.wasm.numThreads = 1;
 const b64 = (array) => Buffer.from(array.buffer, array.byteOffset, array.byteLength).toString("base64");
@@ -21,7 +21,7 @@ for await (const line of lines) {
     answer = { ready: true, obs_versions: Object.fromEntries(Object.entries(policies).map(([k, p]) => [k, p.obsVersion])) };
   } else {
     const { position, model, version } = request;
-    answer = { obs: b64(encodeObservation(position, version ?? 2)), mask: b64(actionMask(position)) };
+    answer = { obs: b64(encodeObservation(position, version ?? OBS_VERSION)), mask: b64(actionMask(position)) };
     if (model) answer.action = await policyMove(policies[model], position);
   }
   process.stdout.write(JSON.stringify(answer) + "\n");

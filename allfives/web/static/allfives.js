@@ -1,10 +1,10 @@
 // allfives.js: All Fives in JavaScript, for Node 18+ and the browser (one ES module, no build step,
 // no dependencies). It holds
 //
-// - the observation of docs/observation.md, both versions: `encodeObservation(position)` gives the
-//   version-2 vector (Float32Array of 1037) that the shipped policies read, `actionMask(position)`
+// - the observation of docs/observation.md, every version: `encodeObservation(position)` gives the
+//   version-3 vector (Float32Array of 1149) that the shipped policies read, `actionMask(position)`
 //   the mask of the 112 action ids; `position` is the plain data of docs/frontends.md
-//   ("A JavaScript runtime"). The lookahead pieces of version 2 are a port of
+//   ("A JavaScript runtime"). The lookahead pieces of versions 2 and 3 are a port of
 //   allfives_env/lookahead.py (`facts_of_moves_python`) and the layout rules of
 //   allfives_env/engine/layout.py;
 // - the policy runner: `loadPolicy(ort, bytes)` opens an exported policy (`allfives export`, the
@@ -18,7 +18,7 @@
 // tests/test_js_runtime.py checks all three against Python: the vectors bit for bit and the
 // policy's moves on 10,000+ positions, and the records of whole games played here.
 
-export const OBS_VERSION = 2;
+export const OBS_VERSION = 3;
 export const NUM_TILES = 28;
 export const NUM_ACTIONS = 112;
 export const ARMS = ["west", "east", "north", "south"];
@@ -39,21 +39,20 @@ export const LOOKAHEAD_PIECES = [
   ["may_hold", 84], ["reply_threat", 112], ["reply_max", 112], ["reply_none", 112], ["partner_reply", 112],
   ["mobility", 112], ["variety", 112],
 ];
+// the piece version 3 appends
+export const FOLLOW_UP_PIECES = [["follow_up", 112]];
 export const OFFSETS = {};
-/** The size of each version's vector: {1: 281, 2: 1037}. */
+/** The size of each version's vector: {1: 281, 2: 1037, 3: 1149}. */
 export const OBS_SIZES = {};
 {
   let offset = 0;
-  for (const [name, size] of PIECES) {
-    OFFSETS[name] = offset;
-    offset += size;
-  }
-  OBS_SIZES[1] = offset;
-  for (const [name, size] of LOOKAHEAD_PIECES) {
-    OFFSETS[name] = offset;
-    offset += size;
-  }
-  OBS_SIZES[2] = offset;
+  [PIECES, LOOKAHEAD_PIECES, FOLLOW_UP_PIECES].forEach((pieces, i) => {
+    for (const [name, size] of pieces) {
+      OFFSETS[name] = offset;
+      offset += size;
+    }
+    OBS_SIZES[i + 1] = offset;
+  });
 }
 export const OBS_SIZE = OBS_SIZES[OBS_VERSION];
 
@@ -228,6 +227,55 @@ function scoringReplies(pips, values, candidates) {
     }
   }
   return [...best.values()];
+}
+
+/** The most one tile of `hand` scores on the ends of a started layout (lookahead.best_score). */
+function bestScore(pips, values, hand) {
+  const replies = scoringReplies(pips, values, hand);
+  return replies.length ? Math.max(...replies) : 0;
+}
+
+/**
+ * [tile, end, points] for each tile of `candidates` that fits an end of a started layout: on the
+ * first end where it scores the most it can; the most scoring first, ties to the lower tile
+ * (layout.tile_replies).
+ */
+function tileReplies(pips, values, candidates) {
+  const total = values[0] + values[1] + values[2] + values[3];
+  const out = [];
+  let fits = candidates & fittingTiles(pips);
+  while (fits) {
+    const t = 31 - Math.clz32(fits & -fits);
+    fits &= fits - 1;
+    let best = -1, bestEnd = -1;
+    for (let e = 0; e < 4; e++) {
+      const p = pips[e];
+      if (p === CLOSED || !((PIP_TILES[p] >> t) & 1)) continue;
+      const count = total - values[e] + (IS_DOUBLE[t] ? p + p : OTHER_HALF[t][p]);
+      const points = count % 5 === 0 ? count : 0;
+      if (points > best) [best, bestEnd] = [points, e];
+    }
+    out.push([t, bestEnd, best]);
+  }
+  return out.sort((x, y) => y[2] - x[2]); // stable: ties keep the lower tile first
+}
+
+/** The expected most `left` scores next turn once the next seat (`next`, or null) has replied (lookahead.follow_up). */
+function followUp(pips, values, left, next) {
+  const now = bestScore(pips, values, left);
+  if (!next) return now;
+  let miss = 1.0;
+  let expected = 0.0;
+  for (const [t, e] of tileReplies(pips, values, next.allowed)) {
+    const afterPips = pips.slice();
+    const afterValues = values.slice();
+    const p = pips[e];
+    afterValues[e] = IS_DOUBLE[t] ? p + p : OTHER_HALF[t][p];
+    if (!IS_DOUBLE[t]) afterPips[e] = afterValues[e];
+    expected += bestScore(afterPips, afterValues, left) * next.p * miss;
+    miss *= 1.0 - next.p;
+  }
+  return expected + now * miss;
 }
 
 /** The arms' pips and values that placing `tile` on `end` would leave (`Layout.ends_after`). */
@@ -440,12 +488,12 @@ function putTiles(o, start, mask) {
 }
 
 /**
- * The observation vector of `position` (docs/frontends.md) in `version` 2 (the default: 1037 values,
- * what the shipped policies read) or 1 (281 values): a Float32Array equal to Python's
- * `encode_lookahead(view)` / `encode(view)`, value for value.
+ * The observation vector of `position` (docs/frontends.md) in `version` 3 (the default: 1149 values,
+ * what the shipped policies read), 2 (1037) or 1 (281 values): a Float32Array equal to Python's
+ * `encode_follow_up(view)` / `encode_lookahead(view)` / `encode(view)`, value for value.
  */
 export function encodeObservation(position, version = OBS_VERSION) {
-  if (!(version in OBS_SIZES)) throw new RangeError(`unknown observation version ${version}; known: 1, 2`);
+  if (!(version in OBS_SIZES)) throw new RangeError(`unknown observation version ${version}; known: ${Object.keys(OBS_SIZES).join(", ")}`);
   const view = position.lay ? position : readPosition(position);
   const o = new Float32Array(OBS_SIZES[version]);
   const { rules, lay, hand, played } = view;
@@ -534,6 +582,7 @@ export function encodeObservation(position, version = OBS_VERSION) {
       [O.reply_threat, threat, 30], [O.reply_max, threatMax, 30], [O.reply_none, noReply, 1],
       [O.partner_reply, partnerBest, 30], [O.mobility, popcount(left & fitting), 9], [O.variety, popcount(maskPipSet(left)), 7],
     ];
+    if (version >= 3) facts.push([O.follow_up, followUp(pips, values, left, next), 30]);
     for (const [offset, value, scale] of facts) {
       const x = value / scale;
       o[offset + a] = x < 1.0 ? x : 1.0;
@@ -635,7 +684,7 @@ export function readModelInfo(bytes) {
 /**
  * Open an exported policy: `ort` is the onnxruntime module (onnxruntime-web or onnxruntime-node),
  * `bytes` the .onnx file (Uint8Array or ArrayBuffer). The observation version is read from the
- * graph's input shape (1037: version 2, 281: version 1), and must agree with the file's
+ * graph's input shape (1149: version 3, 1037: version 2, 281: version 1), and must agree with the file's
  * `obs_version`; a graph whose inputs are not `observation` [N, size] and `action_mask` [N, 112]
  * is refused. Returns {ort, session, obsVersion, obsSize, metadata, rules} (`rules`: the resolved
  * rules the policy was trained on, or null).
@@ -656,7 +705,8 @@ export async function loadPolicy(ort, bytes, sessionOptions = {}) {
   const obsSize = shapeOf("observation")?.[1];
   const version = Number(Object.keys(OBS_SIZES).find((k) => OBS_SIZES[k] === obsSize));
   if (!version) {
-    throw new Error(`the policy reads observations of ${obsSize} values; this module builds ${OBS_SIZES[1]} (version 1) and ${OBS_SIZES[2]} (version 2)`);
+    const built = Object.entries(OBS_SIZES).map(([v, size]) => `${size} (version ${v})`).join(", ");
+    throw new Error(`the policy reads observations of ${obsSize} values; this module builds ${built}`);
   }
   if (shapeOf("action_mask")?.[1] !== NUM_ACTIONS) throw new Error(`the policy's action_mask is not [N, ${NUM_ACTIONS}]`);
   const declared = info.metadata.obs_version;
