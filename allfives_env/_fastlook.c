@@ -35,10 +35,10 @@
 
 /* the fields of MoveFacts, in order; configure() checks the class against them */
 enum { F_ACTION, F_POINTS, F_OUT, F_THREAT, F_THREAT_MAX, F_NO_REPLY, F_PARTNER, F_PIPS_LEFT, F_VARIETY,
-       F_MOBILITY, F_DOUBLE, F_FOLLOW_UP, NUM_FIELDS };
+       F_MOBILITY, F_DOUBLE, F_FOLLOW_UP, F_FOLLOW_UP_NET, NUM_FIELDS };
 static const char *FIELD_NAMES[NUM_FIELDS] = {
     "action", "points", "out", "threat", "threat_max", "no_reply", "partner", "pips_left", "variety",
-    "mobility", "double", "follow_up",
+    "mobility", "double", "follow_up", "follow_up_net",
 };
 /* the fields of ReplyModel that a model is read by */
 static const char *MODEL_FIELDS[] = {"seat", "allowed", "p"};
@@ -312,13 +312,13 @@ typedef struct {
     Py_ssize_t n;
     PyObject **legal, **points, **after;
     model_t next, partner;
-    int follow; /* whether the facts work out follow_up */
+    int follow; /* which of the follow-ups the facts work out: 0 neither, 1 follow_up, 2 both */
 } input_t;
 
 typedef struct {
     long action, points, threat_max, pips_left, variety, mobility;
     int out, dbl;
-    double threat, no_reply, partner, follow_up;
+    double threat, no_reply, partner, follow_up, follow_up_net;
 } fact_t;
 
 /* args: hand, legal_actions, move_points, ends_after_moves, next_model, partner_model */
@@ -338,7 +338,7 @@ static int input_of(PyObject *const *args, input_t *in) {
         (in->points = items_of(args[2], &n_points, "move_points")) == NULL ||
         (in->after = items_of(args[3], &n_after, "ends_after_moves")) == NULL)
         return -1;
-    in->follow = 1;
+    in->follow = 2;
     if (n_points != in->n || n_after != in->n) {
         PyErr_SetString(PyExc_ValueError, "move_points and ends_after_moves must hold one entry per legal action");
         return -1;
@@ -416,17 +416,12 @@ static long best_score(const long *pips, const long *values, long hand) {
     return n ? max_of(replies, n) : 0;
 }
 
-/* lookahead.follow_up: the expected best_score of ``left`` after the reply of ``next`` on the ends
-   ``pips``, ``values``: its fitting tiles ranked by the most each scores (ties: the lower tile),
-   each on the first end where it scores that, and the first one held (each with probability p)
-   played; none held leaves the ends as they are */
-static double follow_up(const long *pips, const long *values, long left, const model_t *next) {
-    long now = best_score(pips, values, left);
-    if (!next->on)
-        return (double)now;
-    long candidates = next->allowed & (pip_tiles[pips[0]] | pip_tiles[pips[1]] | pip_tiles[pips[2]] | pip_tiles[pips[3]]);
+/* engine.layout.tile_replies: the tiles of ``allowed`` that fit the ends ``pips``, ``values`` into
+   ``tiles``, the most scoring first (ties: the lower tile), each with the first end where it scores
+   that most into ``ends``; returns their count */
+static int ranked_replies(const long *pips, const long *values, long allowed, int *tiles, int *ends) {
+    long candidates = allowed & (pip_tiles[pips[0]] | pip_tiles[pips[1]] | pip_tiles[pips[2]] | pip_tiles[pips[3]]);
     long total = values[0] + values[1] + values[2] + values[3];
-    int tiles[NUM_TILES], ends[NUM_TILES];
     long scores[NUM_TILES];
     int n = 0;
     for (long m = candidates; m; m &= m - 1) {
@@ -453,6 +448,19 @@ static double follow_up(const long *pips, const long *values, long left, const m
         tiles[j] = t;
         ends[j] = end;
     }
+    return n;
+}
+
+/* lookahead.follow_up: the expected best_score of ``left`` after the reply of ``next`` on the ends
+   ``pips``, ``values``: its fitting tiles ranked by the most each scores (ties: the lower tile),
+   each on the first end where it scores that, and the first one held (each with probability p)
+   played; none held leaves the ends as they are */
+static double follow_up(const long *pips, const long *values, long left, const model_t *next) {
+    long now = best_score(pips, values, left);
+    if (!next->on)
+        return (double)now;
+    int tiles[NUM_TILES], ends[NUM_TILES];
+    int n = ranked_replies(pips, values, next->allowed, tiles, ends);
     double miss = 1.0, expected = 0.0;
     for (int i = 0; i < n; i++) {
         long after_pips[4] = {pips[0], pips[1], pips[2], pips[3]};
@@ -467,6 +475,62 @@ static double follow_up(const long *pips, const long *values, long left, const m
     return expected + (double)now * miss;
 }
 
+/* lookahead.net_after: the seat's best next move on the ends ``pips``, ``values`` judged one exchange
+   deep: the most, over the tiles of ``left`` and the ends each fits, of the points it scores there
+   minus the expected best scoring reply of a seat holding each tile of ``allowed`` with probability
+   ``p`` on the ends it leaves; holding no tile that fits, 0 minus that reply on the ends as they are */
+static double net_after(const long *pips, const long *values, long left, long allowed, double p) {
+    long total = values[0] + values[1] + values[2] + values[3], replies[NUM_TILES];
+    double best = 0.0;
+    int any = 0;
+    for (int e = 0; e < 4; e++) {
+        long pe = pips[e];
+        if (pe == closed)
+            continue;
+        for (long c = left & pip_tiles[pe]; c; c &= c - 1) {
+            int t = low_bit(c);
+            long after_pips[4] = {pips[0], pips[1], pips[2], pips[3]};
+            long after_values[4] = {values[0], values[1], values[2], values[3]};
+            after_values[e] = end_count[t][pe];
+            if (!is_double[t])
+                after_pips[e] = after_values[e];
+            long count = total - values[e] + end_count[t][pe];
+            int n = scoring_replies(after_pips, after_values, allowed, replies);
+            double v = (double)(count % modulus == 0 ? count : 0) - expected_best(replies, n, p);
+            if (!any || v > best) {
+                best = v;
+                any = 1;
+            }
+        }
+    }
+    if (!any) {
+        int n = scoring_replies(pips, values, allowed, replies);
+        best = 0.0 - expected_best(replies, n, p);
+    }
+    return best;
+}
+
+/* lookahead.follow_up_net_of: the expected net_after of ``left`` after the reply of ``next`` (as
+   follow_up ranks it; the replying seat no longer holds the tile it played) */
+static double follow_up_net(const long *pips, const long *values, long left, const model_t *next) {
+    long allowed = next->on ? next->allowed : 0;
+    double p = next->on ? next->p : 0.0;
+    int tiles[NUM_TILES], ends[NUM_TILES];
+    int n = next->on ? ranked_replies(pips, values, allowed, tiles, ends) : 0;
+    double miss = 1.0, expected = 0.0;
+    for (int i = 0; i < n; i++) {
+        long after_pips[4] = {pips[0], pips[1], pips[2], pips[3]};
+        long after_values[4] = {values[0], values[1], values[2], values[3]};
+        int t = tiles[i], e = ends[i];
+        after_values[e] = end_count[t][pips[e]];
+        if (!is_double[t])
+            after_pips[e] = after_values[e];
+        expected += net_after(after_pips, after_values, left, allowed & ~(1L << t), p) * p * miss;
+        miss *= 1.0 - p;
+    }
+    return expected + net_after(pips, values, left, allowed, p) * miss;
+}
+
 /* the facts of ``action`` (scoring ``points``, leaving the ends ``pips`` and ``values``) for a
    hand ``hand`` against the reply models ``next`` and ``partner``; ``follow``: whether to work out
    follow_up (the costliest fact, left 0 where nothing reads it) */
@@ -477,7 +541,7 @@ static void facts_of(long hand, long action, long points, const long *pips, cons
     f->action = action;
     f->points = points;
     f->dbl = is_double[t];
-    f->threat = f->no_reply = f->partner = f->follow_up = 0.0;
+    f->threat = f->no_reply = f->partner = f->follow_up = f->follow_up_net = 0.0;
     f->threat_max = f->pips_left = f->variety = f->mobility = 0;
     f->out = left == 0;
     if (f->out)
@@ -507,6 +571,8 @@ static void facts_of(long hand, long action, long points, const long *pips, cons
     f->mobility = bit_count(left & fitting);
     if (follow)
         f->follow_up = follow_up(pips, values, left, next);
+    if (follow > 1)
+        f->follow_up_net = follow_up_net(pips, values, left, next);
 }
 
 /* the facts of move ``i`` of ``in`` (its Python items read and checked) */
@@ -544,6 +610,7 @@ static PyObject *facts_object(const fact_t *f) {
         PyFloat_FromDouble(f->threat), PyLong_FromLong(f->threat_max), PyFloat_FromDouble(f->no_reply),
         PyFloat_FromDouble(f->partner), PyLong_FromLong(f->pips_left), PyLong_FromLong(f->variety),
         PyLong_FromLong(f->mobility), PyBool_FromLong(f->dbl), PyFloat_FromDouble(f->follow_up),
+        PyFloat_FromDouble(f->follow_up_net),
     };
     PyObject *obj = NULL;
     for (int k = 0; k < NUM_FIELDS; k++)
@@ -573,8 +640,11 @@ static PyObject *move_facts(PyObject *self, PyObject *const *args, Py_ssize_t na
     input_t in;
     if (input_of(args, &in) < 0)
         return NULL;
-    if (nargs == 7 && (in.follow = PyObject_IsTrue(args[6])) < 0)
-        return NULL;
+    if (nargs == 7) {
+        if ((in.follow = PyObject_IsTrue(args[6])) < 0)
+            return NULL;
+        in.follow *= 2;
+    }
     /* every item is read before any object is made: making one may run code that changes them */
     fact_t facts[NUM_ACTIONS];
     for (Py_ssize_t i = 0; i < in.n; i++)
@@ -596,12 +666,17 @@ static PyObject *move_facts(PyObject *self, PyObject *const *args, Py_ssize_t na
 
 static PyObject *write_out(PyObject *out, const long *masks, Py_ssize_t n_hold, const input_t *in);
 
-/* whether a vector of ``size`` floats holds a configured piece that reads follow_up */
+/* which follow-ups a vector of ``size`` floats holds a configured piece of (input_t's follow) */
 static int reads_follow_up(Py_ssize_t size) {
+    int level = 0;
     for (Py_ssize_t k = 0; k < num_pieces; k++)
-        if (piece_field[k] == F_FOLLOW_UP && piece_offset[k] + NUM_ACTIONS <= size)
-            return 1;
-    return 0;
+        if (piece_offset[k] + NUM_ACTIONS <= size) {
+            if (piece_field[k] == F_FOLLOW_UP_NET)
+                level = 2;
+            else if (piece_field[k] == F_FOLLOW_UP && level < 1)
+                level = 1;
+        }
+    return level;
 }
 
 /* whether a buffer of ``len`` bytes is a vector of one of the configured sizes */
@@ -670,7 +745,7 @@ static void write_pieces(float *o, Py_ssize_t size, const long *masks, Py_ssize_
         double value[NUM_FIELDS] = {
             (double)f->action, (double)f->points, 0.0, f->threat, (double)f->threat_max, f->no_reply,
             f->partner, (double)f->pips_left, (double)f->variety, (double)f->mobility, (double)f->dbl,
-            f->follow_up,
+            f->follow_up, f->follow_up_net,
         };
         for (Py_ssize_t k = 0; k < num_pieces; k++) {
             if (piece_offset[k] + NUM_ACTIONS > size)

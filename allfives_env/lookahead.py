@@ -27,16 +27,25 @@ import operator
 from typing import NamedTuple
 
 from allfives_env import accelerator
-from allfives_env.engine.layout import end_after_reply, fitting_tiles, reply_tables, scoring_replies, tile_replies
+from allfives_env.engine.layout import (
+    end_after_reply,
+    fitting_tiles,
+    placements_points,
+    reply_tables,
+    scoring_replies,
+    tile_replies,
+)
 from allfives_env.engine.tiles import (
     ACTION_TILE,
     ALL_TILES_MASK,
+    CLOSED,
     IS_DOUBLE,
     PIP_TILES,
     TILE_PIP_MASK,
     TILE_PIPS,
     mask_pip_set,
     mask_pips,
+    mask_tiles,
 )
 
 #: ``TILES_WITH_PIPS[m]``: mask of the tiles showing any pip of the 7-bit mask ``m``
@@ -104,6 +113,7 @@ class MoveFacts(NamedTuple):
     mobility: int  #: tiles left in the seat's hand that fit the ends the move leaves
     double: bool  #: the tile is a double
     follow_up: float  #: expected most the seat scores with one tile next turn, after the next seat's reply (``follow_up_of``)
+    follow_up_net: float  #: the same turn judged one exchange deep: its best move net of the reply to it (``follow_up_net_of``)
 
 
 def best_score(pips, values, hand: int) -> int:
@@ -133,6 +143,42 @@ def follow_up_of(pips, values, left: int, nxt: ReplyModel | None) -> float:
     return expected + now * miss
 
 
+def net_after(pips, values, left: int, allowed: int, p: float) -> float:
+    """The seat's best next move on a started layout's ends ``pips``, ``values``, judged one exchange
+    deep: the most, over the tiles of ``left`` and the ends each fits, of the points it scores there
+    minus the expected best scoring reply (``expected_best``) of a seat holding each tile of
+    ``allowed`` with probability ``p``, on the ends it leaves; holding no tile that fits, 0 minus
+    that reply on the ends as they are (the seat draws or passes)."""
+    best = None
+    for e in range(4):
+        if pips[e] == CLOSED:
+            continue
+        for t in mask_tiles(left & PIP_TILES[pips[e]]):
+            after_pips, after_values = end_after_reply(pips, values, t, e)
+            points = placements_points(pips, values, False, [4 * t + e])[0]
+            v = float(points) - expected_best(scoring_replies(after_pips, after_values, False, allowed), p)
+            if best is None or v > best:
+                best = v
+    if best is None:
+        return 0.0 - expected_best(scoring_replies(pips, values, False, allowed), p)
+    return best
+
+
+def follow_up_net_of(pips, values, left: int, nxt: ReplyModel | None) -> float:
+    """``follow_up_of`` one exchange deeper: the expected ``net_after`` of a seat holding ``left``
+    once the next seat (``nxt``; ``None``: no reply) has replied on the ends ``pips``, ``values``,
+    its replies ranked as ``follow_up_of`` ranks them; after a reply the next seat no longer holds
+    that tile."""
+    allowed, p = (0, 0.0) if nxt is None else (nxt.allowed, nxt.p)
+    miss = 1.0
+    expected = 0.0
+    for tile, end, _ in tile_replies(pips, values, allowed) if nxt is not None else ():
+        after_pips, after_values = end_after_reply(pips, values, tile, end)
+        expected += net_after(after_pips, after_values, left, allowed & ~(1 << tile), p) * p * miss
+        miss *= 1.0 - p
+    return expected + net_after(pips, values, left, allowed, p) * miss
+
+
 class Context(NamedTuple):
     """Per-view facts the move facts share: the reply models and the unseen tiles."""
 
@@ -160,7 +206,7 @@ def context(view) -> Context:
 
 def move_facts(view, ctx: Context | None = None, follow_up: bool = True) -> list[MoveFacts]:
     """The facts of every legal move of ``view``, in ``view.legal_actions`` order; ``follow_up=False``
-    leaves that fact, the costliest, 0.0 (for a caller that does not read it)."""
+    leaves the two follow-ups, the costliest facts, 0.0 (for a caller that does not read them)."""
     return facts_of_moves(view, context(view) if ctx is None else ctx, view.move_points(), follow_up)
 
 
@@ -173,7 +219,7 @@ def facts_of_moves_python(view, ctx: Context, move_points: list[int], follow_up:
         t = ACTION_TILE[action]
         left = hand & ~(1 << t)
         if not left:
-            out.append(MoveFacts(action, points, True, 0.0, 0, 0.0, 0.0, 0, 0, 0, IS_DOUBLE[t], 0.0))
+            out.append(MoveFacts(action, points, True, 0.0, 0, 0.0, 0.0, 0, 0, 0, IS_DOUBLE[t], 0.0, 0.0))
             continue
         pips, values = after
         fitting = fitting_tiles(pips)
@@ -202,6 +248,7 @@ def facts_of_moves_python(view, ctx: Context, move_points: list[int], follow_up:
                 (left & fitting).bit_count(),
                 IS_DOUBLE[t],
                 follow_up_of(pips, values, left, nxt) if follow_up else 0.0,
+                follow_up_net_of(pips, values, left, nxt) if follow_up else 0.0,
             )
         )
     return out

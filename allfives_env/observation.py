@@ -97,10 +97,14 @@ LOOKAHEAD_PIECES: tuple[Piece, ...] = (
 FOLLOW_UP_PIECES: tuple[Piece, ...] = (
     Piece("follow_up", 112, 30, "per action id, the expected most the viewer scores with one tile on its next turn, once the next seat has replied to the move: the first tile it holds (same model) of those that fit, ranked by what each scores, on the end where it scores most; the ends as they are when it holds none (0 for a move that goes out); clipped to 1"),
 )
+#: the piece version 4 appends: the follow-up one exchange deeper (``lookahead.follow_up_net_of``)
+FOLLOW_UP_NET_PIECES: tuple[Piece, ...] = (
+    Piece("follow_up_net", 112, 30, "per action id, the follow-up judged one exchange deep: over the same replies of the next seat, the seat's best next move by the points it scores minus the next seat's expected best scoring reply to it (without the tile it just played); with no tile that fits, minus that reply on the ends as they are (0 for a move that goes out); may be negative; clipped to 1"),
+)
 #: the pieces each version appends to the one before it
-VERSION_PIECES: dict[int, tuple[Piece, ...]] = {1: PIECES, 2: LOOKAHEAD_PIECES, 3: FOLLOW_UP_PIECES}
+VERSION_PIECES: dict[int, tuple[Piece, ...]] = {1: PIECES, 2: LOOKAHEAD_PIECES, 3: FOLLOW_UP_PIECES, 4: FOLLOW_UP_NET_PIECES}
 #: every piece of the latest version, in vector order
-ALL_PIECES: tuple[Piece, ...] = PIECES + LOOKAHEAD_PIECES + FOLLOW_UP_PIECES
+ALL_PIECES: tuple[Piece, ...] = PIECES + LOOKAHEAD_PIECES + FOLLOW_UP_PIECES + FOLLOW_UP_NET_PIECES
 
 OFFSETS: dict[str, int] = {}
 _offset = 0
@@ -326,6 +330,7 @@ _MAY_HOLD_SEATS = next(p.size for p in LOOKAHEAD_PIECES if p.name == "may_hold")
 _LOOKAHEAD = tuple((OFFSETS[name], float(SCALES[name]), lookahead.MoveFacts._fields.index(field)) for name, field in (
     ("reply_threat", "threat"), ("reply_max", "threat_max"), ("reply_none", "no_reply"),
     ("partner_reply", "partner"), ("mobility", "mobility"), ("variety", "variety"), ("follow_up", "follow_up"),
+    ("follow_up_net", "follow_up_net"),
 ))
 
 
@@ -345,6 +350,12 @@ def encode_follow_up_python(view, out: np.ndarray | None = None) -> np.ndarray:
     """The version-3 vector of ``view``: the version-2 vector followed by ``FOLLOW_UP_PIECES`` (the
     reference implementation)."""
     return _lookahead_python(view, 3, out)
+
+
+def encode_follow_up_net_python(view, out: np.ndarray | None = None) -> np.ndarray:
+    """The version-4 vector of ``view``: the version-3 vector followed by ``FOLLOW_UP_NET_PIECES``
+    (the reference implementation)."""
+    return _lookahead_python(view, 4, out)
 
 
 def _lookahead_python(view, version: int, out: np.ndarray | None) -> np.ndarray:
@@ -407,6 +418,11 @@ def encode_follow_up_c(view, out: np.ndarray | None = None) -> np.ndarray:
     return _lookahead_c(view, 3, out)
 
 
+def encode_follow_up_net_c(view, out: np.ndarray | None = None) -> np.ndarray:
+    """``encode_follow_up_net_python`` by the C accelerators (only where built: ``LOOKAHEAD_ACCELERATED``)."""
+    return _lookahead_c(view, 4, out)
+
+
 def _lookahead_c(view, version: int, out: np.ndarray | None) -> np.ndarray:
     templates, rel_sides, score_scale, reply_seats = _lookahead_template(view.rules)
     o = templates[version][:]
@@ -425,10 +441,13 @@ encode_lookahead = encode_lookahead_c if LOOKAHEAD_ACCELERATED else encode_looka
 #: ``encode_follow_up(view, out=None)``: the version-3 vector of ``view``, the version-2 vector followed
 #: by ``FOLLOW_UP_PIECES``. The C accelerators where built, else ``encode_follow_up_python``: the same bits.
 encode_follow_up = encode_follow_up_c if LOOKAHEAD_ACCELERATED else encode_follow_up_python
+#: ``encode_follow_up_net(view, out=None)``: the version-4 vector of ``view``, the version-3 vector
+#: followed by ``FOLLOW_UP_NET_PIECES``. The C accelerators where built, else ``encode_follow_up_net_python``.
+encode_follow_up_net = encode_follow_up_net_c if LOOKAHEAD_ACCELERATED else encode_follow_up_net_python
 
 
 #: the encoder of each observation version
-ENCODERS = {1: encode, 2: encode_lookahead, 3: encode_follow_up}
+ENCODERS = {1: encode, 2: encode_lookahead, 3: encode_follow_up, 4: encode_follow_up_net}
 
 
 def _load_game_accelerator():
@@ -514,7 +533,8 @@ observe_game = observe_game_c if GAME_ACCELERATED else observe_game_python
 
 
 def encoder(version: int):
-    """``encode`` for version 1, ``encode_lookahead`` for 2, ``encode_follow_up`` for 3; ``ValueError`` for any other."""
+    """``encode`` for version 1, ``encode_lookahead`` for 2, ``encode_follow_up`` for 3, ``encode_follow_up_net``
+    for 4; ``ValueError`` for any other."""
     if type(version) is not int or version not in ENCODERS:
         raise ValueError(f"unknown observation version {version!r}; known: {', '.join(map(str, ENCODERS))}")
     return ENCODERS[version]

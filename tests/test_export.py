@@ -25,7 +25,7 @@ def make_model(kind: str, path: Path, metadata: dict | None = None) -> Path:
     from allfives_env.single_agent import SingleAgentEnv
     from allfives_train.callbacks import save_model
 
-    version = {"scorer_v2": 2, "scorer_v3": 3}.get(kind, 1)
+    version = {"scorer_v2": 2, "scorer_v3": 3, "scorer_v4": 4}.get(kind, 1)
     policy = AllFivesPolicy if kind.startswith("scorer") else "MlpPolicy"
     model = MaskablePPO(policy, SingleAgentEnv(obs_version=version), policy_kwargs={"net_arch": {"pi": [32, 32], "vf": [16]}}, seed=0, device="cpu")
     gen = torch.Generator().manual_seed(1)
@@ -36,7 +36,7 @@ def make_model(kind: str, path: Path, metadata: dict | None = None) -> Path:
     return path
 
 
-@pytest.fixture(scope="module", params=["scorer", "mlp", "scorer_v2", "scorer_v3"])
+@pytest.fixture(scope="module", params=["scorer", "mlp", "scorer_v2", "scorer_v3", "scorer_v4"])
 def exported(request, tmp_path_factory):
     d = tmp_path_factory.mktemp(request.param)
     model = make_model(request.param, d / "model.zip")
@@ -47,7 +47,7 @@ def exported(request, tmp_path_factory):
 
 def test_onnx_matches_torch_on_ten_thousand_observations(exported):
     model, onnx_path, info = exported
-    version = 3 if "v3" in str(model) else 2 if "v2" in str(model) else 1
+    version = next((v for v in (4, 3, 2) if f"v{v}" in str(model)), 1)
     assert info["obs_version"] == str(version) and info["obs_size"] == str(OBS_SIZES[version])
     result = check_parity(model, onnx_path, count=10_000)
     assert result["observations"] == 10_000

@@ -52,18 +52,42 @@ def test_follow_up_by_hand(what, keep, model, want):
     assert lookahead.follow_up_of(*ENDS, tiles(*keep), nxt) == pytest.approx(want)
 
 
-def test_version_3_is_version_2_followed_by_the_follow_up(path):  # noqa: F811 (the fixture)
+# (what the case shows, the seat's tiles, the next seat's model (tiles it may hold, p) or None, follow_up_net)
+FOLLOW_UP_NET_CASES = [
+    # 1-3 on the west leaves 1 + 4 = 5
+    ("no reply modelled: the seat's best move", ("1-3",), None, 5.0),
+    # the next seat has nothing that fits 3, 4; after the seat's 1-3 its 1-6 on the 1 counts 6 + 4 = 10
+    ("the reply a move opens counts against it", ("1-3",), (("1-6",), 0.5), 5.0 - 0.5 * 10),
+    # 3-6 on the west scores 10 half the time; then the 0-0 fits nothing and the next seat holds
+    # nothing more (0); else the 0-0 still fits nothing and the 3-6 stands against the seat (-5)
+    ("holding nothing that fits, the reply on the ends as they are counts against it", ("0-0",), (("3-6",), 0.5), 0.5 * -5.0),
+    # 4-6 on the east leaves 3, 6: the 1-3 then counts 1 + 6 = 7, nothing, and no reply is left
+    ("a reply that spoils the count leaves nothing", ("1-3",), (("4-6",), 1.0), 0.0),
+]
+
+
+@pytest.mark.parametrize("what, keep, model, want", FOLLOW_UP_NET_CASES, ids=[c[0] for c in FOLLOW_UP_NET_CASES])
+def test_follow_up_net_by_hand(what, keep, model, want):
+    nxt = None if model is None else lookahead.ReplyModel(1, tiles(*model[0]), model[1])
+    assert lookahead.follow_up_net_of(*ENDS, tiles(*keep), nxt) == pytest.approx(want)
+
+
+ENCODER_NAMES = {2: "encode_lookahead", 3: "encode_follow_up", 4: "encode_follow_up_net"}
+
+
+@pytest.mark.parametrize("version, name", [(3, "follow_up"), (4, "follow_up_net")])
+def test_each_version_is_the_one_before_followed_by_its_piece(path, version, name):  # noqa: F811 (the fixture)
     checked = 0
     for options in VARIANTS:
         for _, view in views_of_random_games(options, seed=4):
-            vec = observation.encode_follow_up(view)
-            assert vec.shape == (OBS_SIZES[3],) and vec.dtype == np.float32
-            np.testing.assert_array_equal(vec[: OBS_SIZES[2]], observation.encode_lookahead(view))
+            vec = getattr(observation, ENCODER_NAMES[version])(view)  # the module's name: what the fixture patches
+            assert vec.shape == (OBS_SIZES[version],) and vec.dtype == np.float32
+            np.testing.assert_array_equal(vec[: OBS_SIZES[version - 1]], getattr(observation, ENCODER_NAMES[version - 1])(view))
             facts = {f.action: f for f in lookahead.move_facts(view)}
-            values = piece(vec, "follow_up")
+            values = piece(vec, name)
             for a in range(NUM_ACTIONS):
                 f = facts.get(a)
-                want = 0.0 if f is None or f.out else min(f.follow_up / 30, 1.0)
+                want = 0.0 if f is None or f.out else min(getattr(f, name) / 30, 1.0)
                 assert values[a] == pytest.approx(want, abs=1e-6)
             checked += 1
     assert checked > 200
@@ -81,18 +105,19 @@ def test_the_follow_up_lies_between_nothing_and_the_best_the_viewer_could_score(
                 assert 0.0 <= f.follow_up <= 48.0
 
 
-def test_action_features_of_version_3_read_the_follow_up():
+@pytest.mark.parametrize("version, name", [(3, "follow_up"), (4, "follow_up_net")])
+def test_the_action_features_of_each_version_add_its_piece(version, name):
     import torch
 
     from allfives_train.network import ActionScorer
 
     views = [v for _, v in views_of_random_games(dict(num_players=2), seed=9)]
-    v2 = np.stack([encode_lookahead(v) for v in views])
-    v3 = np.stack([observation.encode_follow_up(v) for v in views])
-    f2, f3 = action_features(v2), action_features(v3)
-    assert f3.shape == (len(views), NUM_ACTIONS, N_FEATURES[3]) and N_FEATURES[3] == N_FEATURES[2] + 1
-    np.testing.assert_array_equal(f3[..., : N_FEATURES[2]], f2)
-    np.testing.assert_array_equal(f3[..., -1], v3[:, OFFSETS["follow_up"] : OFFSETS["follow_up"] + NUM_ACTIONS])
-    assert STATE_SIZE[3] == STATE_SIZE[2] == OFFSETS["reply_threat"]
-    scorer = ActionScorer(8, 4, obs_version=3)
-    np.testing.assert_array_equal(scorer.action_features(torch.as_tensor(v3)).numpy(), f3)
+    before = np.stack([getattr(observation, ENCODER_NAMES[version - 1])(v) for v in views])
+    vec = np.stack([getattr(observation, ENCODER_NAMES[version])(v) for v in views])
+    f_before, f = action_features(before), action_features(vec)
+    assert f.shape == (len(views), NUM_ACTIONS, N_FEATURES[version]) and N_FEATURES[version] == N_FEATURES[version - 1] + 1
+    np.testing.assert_array_equal(f[..., : N_FEATURES[version - 1]], f_before)
+    np.testing.assert_array_equal(f[..., -1], vec[:, OFFSETS[name] : OFFSETS[name] + NUM_ACTIONS])
+    assert STATE_SIZE[version] == STATE_SIZE[2] == OFFSETS["reply_threat"]
+    scorer = ActionScorer(8, 4, obs_version=version)
+    np.testing.assert_array_equal(scorer.action_features(torch.as_tensor(vec)).numpy(), f)

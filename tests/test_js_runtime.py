@@ -144,7 +144,7 @@ def test_observation_mask_and_policy_move_equal_pythons_on_12000_positions(node)
     assert sum(players.values()) == 12_000 and set(players.values()) == {4000}, players
     assert min(ran_graph.values()) >= 2000, ran_graph  # positions where the network chose among several moves
     # the sample exercises every piece of the vector
-    for piece in ALL_PIECES:
+    for piece in (p for p in ALL_PIECES if OFFSETS[p.name] < OBS_SIZES[OBS_VERSION]):
         assert covered[OFFSETS[piece.name] : OFFSETS[piece.name] + piece.size].any(), piece.name
     assert covered[OFFSETS["forced"]] and covered[OFFSETS["arm_open"] + 2] and covered[OFFSETS["partner_reply"]:].any()
 

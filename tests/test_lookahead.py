@@ -39,11 +39,13 @@ def path(request, monkeypatch):
         monkeypatch.setattr(lookahead, "facts_of_moves", lookahead.facts_of_moves_python)
         monkeypatch.setattr(observation, "encode_lookahead", observation.encode_lookahead_python)
         monkeypatch.setattr(observation, "encode_follow_up", observation.encode_follow_up_python)
+        monkeypatch.setattr(observation, "encode_follow_up_net", observation.encode_follow_up_net_python)
     else:
         needs_accelerator()
         monkeypatch.setattr(lookahead, "facts_of_moves", lookahead.facts_of_moves_c)
         monkeypatch.setattr(observation, "encode_lookahead", observation.encode_lookahead_c)
         monkeypatch.setattr(observation, "encode_follow_up", observation.encode_follow_up_c)
+        monkeypatch.setattr(observation, "encode_follow_up_net", observation.encode_follow_up_net_c)
     return request.param
 
 
@@ -168,12 +170,13 @@ def test_encoder_and_env_option_errors():
     from allfives_env.single_agent import SingleAgentEnv
 
     assert encoder(1) is encode and encoder(2) is encode_lookahead and encoder(3) is observation.encode_follow_up
-    for bad in (0, 4, "2", 2.0, True):
+    assert encoder(4) is observation.encode_follow_up_net
+    for bad in (0, 5, "2", 2.0, True):
         with pytest.raises(ValueError, match="unknown observation version"):
             encoder(bad)
-    with pytest.raises(ValueError, match="unknown observation version 4"):
-        SingleAgentEnv(obs_version=4)
-    for version in (2, 3):
+    with pytest.raises(ValueError, match="unknown observation version 5"):
+        SingleAgentEnv(obs_version=5)
+    for version in (2, 3, 4):
         env = SingleAgentEnv(obs_version=version)
         obs, info = env.reset(seed=4)
         assert obs.shape == env.observation_space.shape == (OBS_SIZES[version],)
@@ -289,8 +292,29 @@ def follow_up_digest(options) -> str:
     return digest.hexdigest()
 
 
+#: sha256 of the same positions' version-4 piece and ``follow_up_net`` facts (``follow_up_net_digest``),
+#: taken when version 4 came (stop 58)
+FROZEN_FOLLOW_UP_NET = {
+    "2p": "2a2164e056afd90a4f8f5283fcc92849b6053c65bb829a50a117f1e810ed8506",
+    "3p": "4e5fe89e06f1a73961921cce1fb4ba1e9df79e7758b72b2799e0f0b017bb3fef",
+    "4p": "754e702539fffac4c318fe15d17b45053f94cdd0dcea23961f477ce22111a2de",
+    "4p-cutthroat": "754e702539fffac4c318fe15d17b45053f94cdd0dcea23961f477ce22111a2de",
+}
+
+
+def follow_up_net_digest(options) -> str:
+    """Digest of what version 4 adds (the seat to act's ``follow_up_net`` piece and facts) at every
+    decision of the same four games."""
+    digest = hashlib.sha256()
+    for _, view in views_of_random_games(options, seed=11, games=4):
+        digest.update(observation.encode_follow_up_net(view)[OBS_SIZES[3] :].tobytes())
+        digest.update(repr([f.follow_up_net for f in lookahead.move_facts(view)]).encode())
+    return digest.hexdigest()
+
+
 @pytest.mark.parametrize("variant", FROZEN_DIGESTS)
 def test_the_lookahead_features_are_frozen(variant, path):
     options = dict(zip(["2p", "3p", "4p", "4p-cutthroat"], VARIANTS))[variant]
     assert lookahead_digest(options) == FROZEN_DIGESTS[variant]
     assert follow_up_digest(options) == FROZEN_FOLLOW_UP[variant]
+    assert follow_up_net_digest(options) == FROZEN_FOLLOW_UP_NET[variant]

@@ -23,6 +23,9 @@ VARIANTS = {
     "4p-cutthroat": dict(num_players=4, partnerships=False),
 }
 
+#: the largest observation vector the accelerator is configured for
+LARGEST = max(OBS_SIZES.values())
+
 
 def assert_same(view):
     """Both paths give equal facts (types, values and their class) and equal vector bits for ``view``."""
@@ -71,7 +74,7 @@ def test_moves_that_go_out():
         game.step(game.legal_actions()[0])
     view = game.view(0)
     facts = lookahead.facts_of_moves_c(view, lookahead.context(view), view.move_points())
-    assert facts and all(f.out and tuple(f)[3:] == (0.0, 0, 0.0, 0.0, 0, 0, 0, False, 0.0) for f in facts)
+    assert facts and all(f.out and tuple(f)[3:] == (0.0, 0, 0.0, 0.0, 0, 0, 0, False, 0.0, 0.0) for f in facts)
     assert_same(view)
 
 
@@ -124,10 +127,12 @@ def test_move_facts_names_bad_input(fast, args):
 
 
 def test_move_facts_without_the_follow_up_leave_it_zero_and_the_rest_alike(fast, args):
-    """``follow_up=False`` (what ``expert`` asks: it does not read the fact) changes nothing else."""
+    """``follow_up=False`` (what ``expert`` asks: it does not read the facts) leaves both follow-ups
+    0 and changes nothing else."""
     full, bare = fast.move_facts(*args), fast.move_facts(*args, False)
-    assert any(f.follow_up for f in full) and not any(f.follow_up for f in bare)
-    assert [f._replace(follow_up=0.0) for f in full] == bare
+    assert any(f.follow_up for f in full) and any(f.follow_up_net for f in full)
+    assert not any(f.follow_up or f.follow_up_net for f in bare)
+    assert [f._replace(follow_up=0.0, follow_up_net=0.0) for f in full] == bare
 
 
 def _view_of(args):
@@ -148,7 +153,7 @@ def test_fill_names_bad_input(fast, args):
     assert out.any()
     may = out[observation.OFFSETS["may_hold"] :][:84].reshape(3, 28)
     assert may.sum() == 3 and may[0, 0] == may[0, 2] == may[2, 27] == 1.0
-    with pytest.raises(ValueError, match=rf"out must hold {OBS_SIZES[3]} float32 values \(or another observation version's size\)"):
+    with pytest.raises(ValueError, match=rf"out must hold {LARGEST} float32 values \(or another observation version's size\)"):
         fast.fill(array("f", bytes(8)), [], *args)
     with pytest.raises(BufferError, match="not writable"):
         fast.fill(bytes(4 * OBS_SIZES[2]), [], *args)
@@ -200,8 +205,8 @@ def test_fill_view_makes_the_context_and_names_bad_input(fast):
         (7, None, TypeError, "tile_counts must be a tuple or list"),
         (9, [], ValueError, "one entry per legal action"),
         (0, bytes(4 * OBS_SIZES[2]), BufferError, "not writable"),
-        (0, np.zeros(3, np.float32), ValueError, f"out must hold {OBS_SIZES[3]} float32 values"),
-        (0, np.zeros(OBS_SIZES[2] + 1, np.float32), ValueError, f"out must hold {OBS_SIZES[3]} float32 values"),
+        (0, np.zeros(3, np.float32), ValueError, f"out must hold {LARGEST} float32 values"),
+        (0, np.zeros(OBS_SIZES[2] + 1, np.float32), ValueError, f"out must hold {LARGEST} float32 values"),
     ]:
         broken = list(good)
         broken[i] = bad
@@ -238,15 +243,15 @@ def test_configure_checks_the_tables(fast, args):
 
 def test_configure_pieces_checks_the_pieces(fast):
     pieces, may_hold = observation._LOOKAHEAD, (observation.OFFSETS["may_hold"], 3)
-    sizes = (OBS_SIZES[2], OBS_SIZES[3])
+    sizes = tuple(OBS_SIZES[v] for v in OBS_SIZES if v >= 2)  # what observation configures
     try:
         with pytest.raises(ValueError, match="may-hold masks must lie inside the vector"):
             fast.configure_pieces(pieces, (OBS_SIZES[2] - 28, 2), sizes)
         for bad, error, message in [
             ((pieces[0][:2],), TypeError, r"each piece must be \(offset, scale, field index\)"),
-            (((OBS_SIZES[3] - 10, 1.0, 3),), ValueError, "must lie inside the vector"),
+            (((LARGEST - 10, 1.0, 3),), ValueError, "must lie inside the vector"),
             (((0, 0.0, 3),), ValueError, "scale must be positive"),
-            (((0, 1.0, 12),), ValueError, "field index must be in 0..11"),
+            (((0, 1.0, 13),), ValueError, "field index must be in 0..12"),
             (((0, "x", 3),), TypeError, "a piece's scale must be a number, not str"),
         ]:
             with pytest.raises(error, match=message):
@@ -284,6 +289,8 @@ def test_the_accelerator_is_used_where_built():
     assert observation.encode_lookahead is want and observation.encoder(2) is want
     want = observation.encode_follow_up_c if both else observation.encode_follow_up_python
     assert observation.encode_follow_up is want and observation.encoder(3) is want
+    want = observation.encode_follow_up_net_c if both else observation.encode_follow_up_net_python
+    assert observation.encode_follow_up_net is want and observation.encoder(4) is want
 
 
 def test_the_accelerator_takes_its_tables_from_configure(fast, args):
@@ -296,7 +303,9 @@ def test_the_accelerator_takes_its_tables_from_configure(fast, args):
         fast.configure({**good, "scoring_on": [[0] * good["modulus"]] * len(good["scoring_on"])})
         for f, b in zip(fast.move_facts(*args), base):
             assert (f.threat, f.threat_max, f.partner, f.follow_up) == (0.0, 0, 0.0, 0.0)
-            assert f._replace(threat=b.threat, threat_max=b.threat_max, partner=b.partner, follow_up=b.follow_up) == b
+            # follow_up_net counts the seat's own points from the modulus, not from scoring_on
+            assert f._replace(threat=b.threat, threat_max=b.threat_max, partner=b.partner, follow_up=b.follow_up,
+                              follow_up_net=b.follow_up_net) == b
     finally:
         fast.configure(good)
     assert fast.move_facts(*args) == base

@@ -31,12 +31,12 @@ def dense_outputs(policy, obs, masks, actions):
     return policy.value_net(latent_vf), distribution.log_prob(actions), distribution.entropy()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 @pytest.mark.parametrize("options", VARIANTS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
 def test_legal_only_scoring_gives_the_dense_distribution_and_gradients(tmp_path, version, options):
     from sb3_contrib import MaskablePPO
 
-    model = MaskablePPO.load(make_model({1: "scorer", 2: "scorer_v2", 3: "scorer_v3"}[version], tmp_path / "m.zip"), device="cpu")
+    model = MaskablePPO.load(make_model({1: "scorer", 2: "scorer_v2", 3: "scorer_v3", 4: "scorer_v4"}[version], tmp_path / "m.zip"), device="cpu")
     policy = model.policy
     obs, masks, actions = positions(version, options, seed=5)
     assert int(masks.sum(1).max()) > 1
@@ -270,7 +270,7 @@ def test_adam_is_fused_where_torch_runs_it_and_loads_a_plain_adams_state():
     assert fused.defaults["fused"] and not torch.equal(before, net.weight)
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 @pytest.mark.parametrize("options", VARIANTS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
 def test_the_scorers_lookups_give_the_numpy_features_exactly_and_the_legal_actions_in_order(version, options):
     from allfives_agents.nets.action_features import action_features

@@ -131,7 +131,7 @@ def test_the_c_names_bad_arguments(fast):
         (2, 2, ValueError, "row 2 is outside out"),
         (2, -1, ValueError, "row -1 is outside out"),
         (1, bytearray(112), ValueError, "row 1 is outside out"),
-        (3, array("f", bytes(8)), ValueError, f"template must hold {OBS_SIZES[1]} float32 values or an observation version's size with the lookahead pieces \\(at most {OBS_SIZES[3]}\\)"),
+        (3, array("f", bytes(8)), ValueError, f"template must hold {OBS_SIZES[1]} float32 values or an observation version's size with the lookahead pieces \\(at most {max(OBS_SIZES.values())}\\)"),
         (4, object(), AttributeError, "no attribute 'hands'"),
         (5, 3, ValueError, "must be seats of the game"),
         (5, "0", TypeError, "seat must be an int"),

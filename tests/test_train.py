@@ -73,7 +73,7 @@ def test_overrides_are_typed():
         ("game:\n  num_players: 5\n", "game: num_players must be 2, 3 or 4"),
         ("eval:\n  best_against: expert\n  opponents: [random]\n", "eval.best_against must be one of eval.opponents"),
         ("- just\n- a list\n", "the top level must be a mapping"),
-        ("net:\n  obs_version: 4\n", "net.obs_version must be one of 1, 2, 3"),
+        ("net:\n  obs_version: 5\n", "net.obs_version must be one of 1, 2, 3, 4"),
         ("imitate:\n  explore: 2\n", "imitate.explore must be in [0, 1]"),
         ("imitate:\n  rounds: 0\n", "imitate.rounds, imitate.games and imitate.epochs must be at least 1"),
         ("imitate:\n  teacher: grandmaster\n", "agent 'grandmaster': unknown agent"),

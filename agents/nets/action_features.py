@@ -16,7 +16,8 @@ applies to every tile and end at once. For action ``a = 4 * tile + end`` the fea
 A policy on version-2 observations (``allfives_env.observation.LOOKAHEAD_PIECES``) has six more,
 read straight from the vector (``N_FEATURES[2]`` = 22): 16. ``reply_threat``, 17. ``reply_max``,
 18. ``reply_none``, 19. ``partner_reply``, 20. ``mobility``, 21. ``variety``; on version 3 a
-seventh (``N_FEATURES[3]`` = 23): 22. ``follow_up``. Its hidden layers read only the position
+seventh (``N_FEATURES[3]`` = 23): 22. ``follow_up``; on version 4 an eighth (``N_FEATURES[4]`` = 24):
+23. ``follow_up_net``. Its hidden layers read only the position
 pieces (``STATE_SIZE``: version 1 and ``may_hold``); the per-action pieces reach it through the
 scorer.
 
@@ -34,7 +35,12 @@ N_ACTION_FEATURES = 16
 #: the per-action pieces of version 2 that are action features, in feature order
 LOOKAHEAD_FEATURES = ("reply_threat", "reply_max", "reply_none", "partner_reply", "mobility", "variety")
 #: per observation version: the per-action pieces read as action features, in feature order
-VERSION_FEATURES = {1: (), 2: LOOKAHEAD_FEATURES, 3: LOOKAHEAD_FEATURES + ("follow_up",)}
+VERSION_FEATURES = {
+    1: (),
+    2: LOOKAHEAD_FEATURES,
+    3: LOOKAHEAD_FEATURES + ("follow_up",),
+    4: LOOKAHEAD_FEATURES + ("follow_up", "follow_up_net"),
+}
 #: per observation version: action features
 N_FEATURES = {v: N_ACTION_FEATURES + len(names) for v, names in VERSION_FEATURES.items()}
 #: per observation version: the values the hidden layers read (the vector's first values)

@@ -4,7 +4,7 @@
 // - the observation of docs/observation.md, every version: `encodeObservation(position)` gives the
 //   version-3 vector (Float32Array of 1149) that the shipped policies read, `actionMask(position)`
 //   the mask of the 112 action ids; `position` is the plain data of docs/frontends.md
-//   ("A JavaScript runtime"). The lookahead pieces of versions 2 and 3 are a port of
+//   ("A JavaScript runtime"). The lookahead pieces of versions 2 to 4 are a port of
 //   allfives_env/lookahead.py (`facts_of_moves_python`) and the layout rules of
 //   allfives_env/engine/layout.py;
 // - the policy runner: `loadPolicy(ort, bytes)` opens an exported policy (`allfives export`, the
@@ -41,12 +41,14 @@ export const LOOKAHEAD_PIECES = [
 ];
 // the piece version 3 appends
 export const FOLLOW_UP_PIECES = [["follow_up", 112]];
+// the piece version 4 appends
+export const FOLLOW_UP_NET_PIECES = [["follow_up_net", 112]];
 export const OFFSETS = {};
-/** The size of each version's vector: {1: 281, 2: 1037, 3: 1149}. */
+/** The size of each version's vector: {1: 281, 2: 1037, 3: 1149, 4: 1261}. */
 export const OBS_SIZES = {};
 {
   let offset = 0;
-  [PIECES, LOOKAHEAD_PIECES, FOLLOW_UP_PIECES].forEach((pieces, i) => {
+  [PIECES, LOOKAHEAD_PIECES, FOLLOW_UP_PIECES, FOLLOW_UP_NET_PIECES].forEach((pieces, i) => {
     for (const [name, size] of pieces) {
       OFFSETS[name] = offset;
       offset += size;
@@ -475,6 +477,52 @@ function expectedBest(values, p) {
   return total;
 }
 
+/**
+ * The seat's best next move on the ends of a started layout judged one exchange deep: the most, over
+ * the tiles of `left` and the ends each fits, of the points it scores minus the expected best scoring
+ * reply of a seat holding each tile of `allowed` with probability `p`; holding no tile that fits,
+ * 0 minus that reply on the ends as they are (lookahead.net_after).
+ */
+function netAfter(pips, values, left, allowed, p) {
+  const total = values[0] + values[1] + values[2] + values[3];
+  let best = null;
+  for (let e = 0; e < 4; e++) {
+    const pe = pips[e];
+    if (pe === CLOSED) continue;
+    let fits = left & PIP_TILES[pe];
+    while (fits) {
+      const t = 31 - Math.clz32(fits & -fits);
+      fits &= fits - 1;
+      const afterPips = pips.slice();
+      const afterValues = values.slice();
+      afterValues[e] = IS_DOUBLE[t] ? pe + pe : OTHER_HALF[t][pe];
+      if (!IS_DOUBLE[t]) afterPips[e] = afterValues[e];
+      const count = total - values[e] + afterValues[e];
+      const v = (count % 5 === 0 ? count : 0) - expectedBest(scoringReplies(afterPips, afterValues, allowed), p);
+      if (best === null || v > best) best = v;
+    }
+  }
+  return best === null ? 0.0 - expectedBest(scoringReplies(pips, values, allowed), p) : best;
+}
+
+/** followUp one exchange deeper: the expected netAfter once the next seat (`next`, or null) has replied (lookahead.follow_up_net_of). */
+function followUpNet(pips, values, left, next) {
+  const allowed = next ? next.allowed : 0;
+  const p = next ? next.p : 0.0;
+  let miss = 1.0;
+  let expected = 0.0;
+  for (const [t, e] of next ? tileReplies(pips, values, allowed) : []) {
+    const afterPips = pips.slice();
+    const afterValues = values.slice();
+    const pe = pips[e];
+    afterValues[e] = IS_DOUBLE[t] ? pe + pe : OTHER_HALF[t][pe];
+    if (!IS_DOUBLE[t]) afterPips[e] = afterValues[e];
+    expected += netAfter(afterPips, afterValues, left, allowed & ~(1 << t), p) * p * miss;
+    miss *= 1.0 - p;
+  }
+  return expected + netAfter(pips, values, left, allowed, p) * miss;
+}
+
 /** The reply model of `seat` (lookahead.reply_model): the tiles it may hold and the chance of each, or null. */
 function replyModel(view, seat, unseen) {
   if (seat === null || seat === view.seat || view.tileCounts[seat] === 0) return null;
@@ -583,6 +631,7 @@ export function encodeObservation(position, version = OBS_VERSION) {
       [O.partner_reply, partnerBest, 30], [O.mobility, popcount(left & fitting), 9], [O.variety, popcount(maskPipSet(left)), 7],
     ];
     if (version >= 3) facts.push([O.follow_up, followUp(pips, values, left, next), 30]);
+    if (version >= 4) facts.push([O.follow_up_net, followUpNet(pips, values, left, next), 30]);
     for (const [offset, value, scale] of facts) {
       const x = value / scale;
       o[offset + a] = x < 1.0 ? x : 1.0;
@@ -684,7 +733,7 @@ export function readModelInfo(bytes) {
 /**
  * Open an exported policy: `ort` is the onnxruntime module (onnxruntime-web or onnxruntime-node),
  * `bytes` the .onnx file (Uint8Array or ArrayBuffer). The observation version is read from the
- * graph's input shape (1149: version 3, 1037: version 2, 281: version 1), and must agree with the file's
+ * graph's input shape (1261: version 4, 1149: version 3, 1037: version 2, 281: version 1), and must agree with the file's
  * `obs_version`; a graph whose inputs are not `observation` [N, size] and `action_mask` [N, 112]
  * is refused. Returns {ort, session, obsVersion, obsSize, metadata, rules} (`rules`: the resolved
  * rules the policy was trained on, or null).
