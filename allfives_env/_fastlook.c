@@ -416,6 +416,18 @@ static long best_score(const long *pips, const long *values, long hand) {
     return n ? max_of(replies, n) : 0;
 }
 
+/* engine.layout.end_after_reply: the ends ``pips``, ``values`` once tile ``t`` is placed on end ``e``
+   (it fits), into ``after_pips``, ``after_values`` */
+static void end_after(const long *pips, const long *values, int t, int e, long *after_pips, long *after_values) {
+    for (int k = 0; k < 4; k++) {
+        after_pips[k] = pips[k];
+        after_values[k] = values[k];
+    }
+    after_values[e] = end_count[t][pips[e]];
+    if (!is_double[t])
+        after_pips[e] = after_values[e];
+}
+
 /* engine.layout.tile_replies: the tiles of ``allowed`` that fit the ends ``pips``, ``values`` into
    ``tiles``, the most scoring first (ties: the lower tile), each with the first end where it scores
    that most into ``ends``; returns their count */
@@ -463,12 +475,9 @@ static double follow_up(const long *pips, const long *values, long left, const m
     int n = ranked_replies(pips, values, next->allowed, tiles, ends);
     double miss = 1.0, expected = 0.0;
     for (int i = 0; i < n; i++) {
-        long after_pips[4] = {pips[0], pips[1], pips[2], pips[3]};
-        long after_values[4] = {values[0], values[1], values[2], values[3]};
-        int t = tiles[i], e = ends[i];
-        after_values[e] = end_count[t][pips[e]];
-        if (!is_double[t])
-            after_pips[e] = after_values[e];
+        long after_pips[4], after_values[4];
+        int t = tiles[i];
+        end_after(pips, values, t, ends[i], after_pips, after_values);
         expected += (double)best_score(after_pips, after_values, left) * next->p * miss;
         miss *= 1.0 - next->p;
     }
@@ -489,11 +498,8 @@ static double net_after(const long *pips, const long *values, long left, long al
             continue;
         for (long c = left & pip_tiles[pe]; c; c &= c - 1) {
             int t = low_bit(c);
-            long after_pips[4] = {pips[0], pips[1], pips[2], pips[3]};
-            long after_values[4] = {values[0], values[1], values[2], values[3]};
-            after_values[e] = end_count[t][pe];
-            if (!is_double[t])
-                after_pips[e] = after_values[e];
+            long after_pips[4], after_values[4];
+            end_after(pips, values, t, e, after_pips, after_values);
             long count = total - values[e] + end_count[t][pe];
             int n = scoring_replies(after_pips, after_values, allowed, replies);
             double v = (double)(count % modulus == 0 ? count : 0) - expected_best(replies, n, p);
@@ -519,12 +525,9 @@ static double follow_up_net(const long *pips, const long *values, long left, con
     int n = next->on ? ranked_replies(pips, values, allowed, tiles, ends) : 0;
     double miss = 1.0, expected = 0.0;
     for (int i = 0; i < n; i++) {
-        long after_pips[4] = {pips[0], pips[1], pips[2], pips[3]};
-        long after_values[4] = {values[0], values[1], values[2], values[3]};
-        int t = tiles[i], e = ends[i];
-        after_values[e] = end_count[t][pips[e]];
-        if (!is_double[t])
-            after_pips[e] = after_values[e];
+        long after_pips[4], after_values[4];
+        int t = tiles[i];
+        end_after(pips, values, t, ends[i], after_pips, after_values);
         expected += net_after(after_pips, after_values, left, allowed & ~(1L << t), p) * p * miss;
         miss *= 1.0 - p;
     }

@@ -272,7 +272,7 @@ def lookahead_digest(options) -> str:
 
 #: the move facts version 2 reads (``follow_up``, after them, came with version 3)
 V2_FACTS = lookahead.MoveFacts._fields.index("follow_up")
-#: sha256 of the same positions' version-3 pieces and ``follow_up`` facts (``follow_up_digest``),
+#: sha256 of the same positions' version-3 pieces and ``follow_up`` facts (``piece_digest``),
 #: taken when version 3 came (stop 57)
 FROZEN_FOLLOW_UP = {  # the two 4-player variants agree: their next seat is an opponent in both
     "2p": "6f71e4e76b270cd99e442f9cfd086ab96db2ce032d592c8df001f928bf98a9d7",
@@ -282,17 +282,18 @@ FROZEN_FOLLOW_UP = {  # the two 4-player variants agree: their next seat is an o
 }
 
 
-def follow_up_digest(options) -> str:
-    """Digest of what version 3 adds (the seat to act's ``follow_up`` piece and facts) at every
-    decision of the same four games."""
+def piece_digest(options, version: int, fact: str) -> str:
+    """Digest of what ``version`` adds (the seat to act's piece and its ``fact`` in the move facts) at
+    every decision of the same four games; the encoder is the module's (what ``path`` patches)."""
+    encode = getattr(observation, {3: "encode_follow_up", 4: "encode_follow_up_net"}[version])
     digest = hashlib.sha256()
     for _, view in views_of_random_games(options, seed=11, games=4):
-        digest.update(observation.encode_follow_up(view)[OBS_SIZES[2] :].tobytes())
-        digest.update(repr([f.follow_up for f in lookahead.move_facts(view)]).encode())
+        digest.update(encode(view)[OBS_SIZES[version - 1] :].tobytes())
+        digest.update(repr([getattr(f, fact) for f in lookahead.move_facts(view)]).encode())
     return digest.hexdigest()
 
 
-#: sha256 of the same positions' version-4 piece and ``follow_up_net`` facts (``follow_up_net_digest``),
+#: sha256 of the same positions' version-4 piece and ``follow_up_net`` facts (``piece_digest``),
 #: taken when version 4 came (stop 58)
 FROZEN_FOLLOW_UP_NET = {
     "2p": "2a2164e056afd90a4f8f5283fcc92849b6053c65bb829a50a117f1e810ed8506",
@@ -302,19 +303,9 @@ FROZEN_FOLLOW_UP_NET = {
 }
 
 
-def follow_up_net_digest(options) -> str:
-    """Digest of what version 4 adds (the seat to act's ``follow_up_net`` piece and facts) at every
-    decision of the same four games."""
-    digest = hashlib.sha256()
-    for _, view in views_of_random_games(options, seed=11, games=4):
-        digest.update(observation.encode_follow_up_net(view)[OBS_SIZES[3] :].tobytes())
-        digest.update(repr([f.follow_up_net for f in lookahead.move_facts(view)]).encode())
-    return digest.hexdigest()
-
-
 @pytest.mark.parametrize("variant", FROZEN_DIGESTS)
 def test_the_lookahead_features_are_frozen(variant, path):
     options = dict(zip(["2p", "3p", "4p", "4p-cutthroat"], VARIANTS))[variant]
     assert lookahead_digest(options) == FROZEN_DIGESTS[variant]
-    assert follow_up_digest(options) == FROZEN_FOLLOW_UP[variant]
-    assert follow_up_net_digest(options) == FROZEN_FOLLOW_UP_NET[variant]
+    assert piece_digest(options, 3, "follow_up") == FROZEN_FOLLOW_UP[variant]
+    assert piece_digest(options, 4, "follow_up_net") == FROZEN_FOLLOW_UP_NET[variant]
