@@ -463,25 +463,35 @@ static int ranked_replies(const long *pips, const long *values, long allowed, in
     return n;
 }
 
-/* lookahead.follow_up: the expected best_score of ``left`` after the reply of ``next`` on the ends
-   ``pips``, ``values``: its fitting tiles ranked by the most each scores (ties: the lower tile),
-   each on the first end where it scores that, and the first one held (each with probability p)
-   played; none held leaves the ends as they are */
-static double follow_up(const long *pips, const long *values, long left, const model_t *next) {
-    long now = best_score(pips, values, left);
-    if (!next->on)
-        return (double)now;
+/* what lookahead.after_next_reply takes the expectation of: a value of the ends ``pips``, ``values``
+   to a seat holding ``left`` while the next seat may hold ``allowed``, each with probability ``p`` */
+typedef double (*ends_value_t)(const long *pips, const long *values, long left, long allowed, double p);
+
+/* lookahead.after_next_reply: the expected ``value`` of the ends once ``next`` has replied on the
+   ends ``pips``, ``values``: its fitting tiles ranked by the most each scores (ranked_replies), the
+   first one held (each with probability p) played, and no longer among what it may hold; none held
+   (or no next seat) leaves the ends as they are */
+static double after_next_reply(const long *pips, const long *values, long left, const model_t *next, ends_value_t value) {
+    long allowed = next->on ? next->allowed : 0;
+    double p = next->on ? next->p : 0.0;
     int tiles[NUM_TILES], ends[NUM_TILES];
-    int n = ranked_replies(pips, values, next->allowed, tiles, ends);
+    int n = next->on ? ranked_replies(pips, values, allowed, tiles, ends) : 0;
     double miss = 1.0, expected = 0.0;
     for (int i = 0; i < n; i++) {
         long after_pips[4], after_values[4];
         int t = tiles[i];
         end_after(pips, values, t, ends[i], after_pips, after_values);
-        expected += (double)best_score(after_pips, after_values, left) * next->p * miss;
-        miss *= 1.0 - next->p;
+        expected += value(after_pips, after_values, left, allowed & ~(1L << t), p) * p * miss;
+        miss *= 1.0 - p;
     }
-    return expected + (double)now * miss;
+    return expected + value(pips, values, left, allowed, p) * miss;
+}
+
+/* follow_up's value of the ends: best_score of ``left`` */
+static double best_value(const long *pips, const long *values, long left, long allowed, double p) {
+    (void)allowed;
+    (void)p;
+    return (double)best_score(pips, values, left);
 }
 
 /* lookahead.net_after: the seat's best next move on the ends ``pips``, ``values`` judged one exchange
@@ -516,23 +526,6 @@ static double net_after(const long *pips, const long *values, long left, long al
     return best;
 }
 
-/* lookahead.follow_up_net_of: the expected net_after of ``left`` after the reply of ``next`` (as
-   follow_up ranks it; the replying seat no longer holds the tile it played) */
-static double follow_up_net(const long *pips, const long *values, long left, const model_t *next) {
-    long allowed = next->on ? next->allowed : 0;
-    double p = next->on ? next->p : 0.0;
-    int tiles[NUM_TILES], ends[NUM_TILES];
-    int n = next->on ? ranked_replies(pips, values, allowed, tiles, ends) : 0;
-    double miss = 1.0, expected = 0.0;
-    for (int i = 0; i < n; i++) {
-        long after_pips[4], after_values[4];
-        int t = tiles[i];
-        end_after(pips, values, t, ends[i], after_pips, after_values);
-        expected += net_after(after_pips, after_values, left, allowed & ~(1L << t), p) * p * miss;
-        miss *= 1.0 - p;
-    }
-    return expected + net_after(pips, values, left, allowed, p) * miss;
-}
 
 /* the facts of ``action`` (scoring ``points``, leaving the ends ``pips`` and ``values``) for a
    hand ``hand`` against the reply models ``next`` and ``partner``; ``follow``: whether to work out
@@ -573,9 +566,9 @@ static void facts_of(long hand, long action, long points, const long *pips, cons
     f->variety = bit_count(pip_set);
     f->mobility = bit_count(left & fitting);
     if (follow)
-        f->follow_up = follow_up(pips, values, left, next);
+        f->follow_up = after_next_reply(pips, values, left, next, best_value); /* lookahead.follow_up_of */
     if (follow > 1)
-        f->follow_up_net = follow_up_net(pips, values, left, next);
+        f->follow_up_net = after_next_reply(pips, values, left, next, net_after); /* lookahead.follow_up_net_of */
 }
 
 /* the facts of move ``i`` of ``in`` (its Python items read and checked) */

@@ -122,25 +122,28 @@ def best_score(pips, values, hand: int) -> int:
     return max(replies) if replies else 0
 
 
-def follow_up_of(pips, values, left: int, nxt: ReplyModel | None) -> float:
-    """The expected most a seat holding ``left`` scores with one tile on its next turn, once the next
-    seat (``nxt``: its reply model; ``None``: no reply) has replied on the ends ``pips``, ``values``.
-
-    The next seat's reply: its fitting tiles ranked by the most each scores (``tile_replies``: ties
-    to the lower tile, each on the first end where it scores that), the first one it holds (each
-    with probability ``nxt.p``) played; holding none, it leaves the ends as they are. The seats
+def after_next_reply(pips, values, nxt: ReplyModel | None, value) -> float:
+    """The expected ``value(pips, values, allowed, p)`` of the ends once the next seat (``nxt``; ``None``:
+    no reply) has replied on the ends ``pips``, ``values``: its fitting tiles ranked by the most each
+    scores (``tile_replies``: ties to the lower tile, each on the first end where it scores that),
+    the first one it holds (each with probability ``p``) played; holding none, it leaves the ends as
+    they are. ``allowed`` is what it may still hold: after a reply, not the tile it played. The seats
     after it are not modelled, nor north and south opening on its reply."""
-    now = best_score(pips, values, left)
-    if nxt is None:
-        return float(now)
-    p = nxt.p
+    allowed, p = (0, 0.0) if nxt is None else (nxt.allowed, nxt.p)
     miss = 1.0
     expected = 0.0
-    for tile, end, _ in tile_replies(pips, values, nxt.allowed):
+    for tile, end, _ in tile_replies(pips, values, allowed) if nxt is not None else ():
         after_pips, after_values = end_after_reply(pips, values, tile, end)
-        expected += best_score(after_pips, after_values, left) * p * miss
+        expected += value(after_pips, after_values, allowed & ~(1 << tile), p) * p * miss
         miss *= 1.0 - p
-    return expected + now * miss
+    return expected + value(pips, values, allowed, p) * miss
+
+
+def follow_up_of(pips, values, left: int, nxt: ReplyModel | None) -> float:
+    """The expected most a seat holding ``left`` scores with one tile on its next turn, once the next
+    seat (``nxt``: its reply model; ``None``: no reply) has replied on the ends ``pips``, ``values``
+    (``after_next_reply``)."""
+    return after_next_reply(pips, values, nxt, lambda pips, values, allowed, p: float(best_score(pips, values, left)))
 
 
 def net_after(pips, values, left: int, allowed: int, p: float) -> float:
@@ -166,17 +169,9 @@ def net_after(pips, values, left: int, allowed: int, p: float) -> float:
 
 def follow_up_net_of(pips, values, left: int, nxt: ReplyModel | None) -> float:
     """``follow_up_of`` one exchange deeper: the expected ``net_after`` of a seat holding ``left``
-    once the next seat (``nxt``; ``None``: no reply) has replied on the ends ``pips``, ``values``,
-    its replies ranked as ``follow_up_of`` ranks them; after a reply the next seat no longer holds
-    that tile."""
-    allowed, p = (0, 0.0) if nxt is None else (nxt.allowed, nxt.p)
-    miss = 1.0
-    expected = 0.0
-    for tile, end, _ in tile_replies(pips, values, allowed) if nxt is not None else ():
-        after_pips, after_values = end_after_reply(pips, values, tile, end)
-        expected += net_after(after_pips, after_values, left, allowed & ~(1 << tile), p) * p * miss
-        miss *= 1.0 - p
-    return expected + net_after(pips, values, left, allowed, p) * miss
+    once the next seat (``nxt``; ``None``: no reply) has replied on the ends ``pips``, ``values``
+    (``after_next_reply``; after a reply the next seat no longer holds that tile)."""
+    return after_next_reply(pips, values, nxt, lambda pips, values, allowed, p: net_after(pips, values, left, allowed, p))
 
 
 class Context(NamedTuple):

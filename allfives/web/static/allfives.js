@@ -262,22 +262,31 @@ function tileReplies(pips, values, candidates) {
   return out.sort((x, y) => y[2] - x[2]); // stable: ties keep the lower tile first
 }
 
-/** The expected most `left` scores next turn once the next seat (`next`, or null) has replied (lookahead.follow_up). */
-function followUp(pips, values, left, next) {
-  const now = bestScore(pips, values, left);
-  if (!next) return now;
+/**
+ * The expected `value(pips, values, allowed, p)` of the ends once the next seat (`next`, or null) has
+ * replied: its fitting tiles ranked by the most each scores (tileReplies), the first one held played
+ * and no longer among what it may hold; none held leaves the ends (lookahead.after_next_reply).
+ */
+function afterNextReply(pips, values, next, value) {
+  const allowed = next ? next.allowed : 0;
+  const p = next ? next.p : 0.0;
   let miss = 1.0;
   let expected = 0.0;
-  for (const [t, e] of tileReplies(pips, values, next.allowed)) {
+  for (const [t, e] of next ? tileReplies(pips, values, allowed) : []) {
     const afterPips = pips.slice();
     const afterValues = values.slice();
-    const p = pips[e];
-    afterValues[e] = IS_DOUBLE[t] ? p + p : OTHER_HALF[t][p];
+    const pe = pips[e];
+    afterValues[e] = IS_DOUBLE[t] ? pe + pe : OTHER_HALF[t][pe];
     if (!IS_DOUBLE[t]) afterPips[e] = afterValues[e];
-    expected += bestScore(afterPips, afterValues, left) * next.p * miss;
-    miss *= 1.0 - next.p;
+    expected += value(afterPips, afterValues, allowed & ~(1 << t), p) * p * miss;
+    miss *= 1.0 - p;
   }
-  return expected + now * miss;
+  return expected + value(pips, values, allowed, p) * miss;
+}
+
+/** The expected most `left` scores next turn once the next seat (`next`, or null) has replied (lookahead.follow_up_of). */
+function followUp(pips, values, left, next) {
+  return afterNextReply(pips, values, next, (pips, values) => bestScore(pips, values, left));
 }
 
 /** The arms' pips and values that placing `tile` on `end` would leave (`Layout.ends_after`). */
@@ -507,20 +516,7 @@ function netAfter(pips, values, left, allowed, p) {
 
 /** followUp one exchange deeper: the expected netAfter once the next seat (`next`, or null) has replied (lookahead.follow_up_net_of). */
 function followUpNet(pips, values, left, next) {
-  const allowed = next ? next.allowed : 0;
-  const p = next ? next.p : 0.0;
-  let miss = 1.0;
-  let expected = 0.0;
-  for (const [t, e] of next ? tileReplies(pips, values, allowed) : []) {
-    const afterPips = pips.slice();
-    const afterValues = values.slice();
-    const pe = pips[e];
-    afterValues[e] = IS_DOUBLE[t] ? pe + pe : OTHER_HALF[t][pe];
-    if (!IS_DOUBLE[t]) afterPips[e] = afterValues[e];
-    expected += netAfter(afterPips, afterValues, left, allowed & ~(1 << t), p) * p * miss;
-    miss *= 1.0 - p;
-  }
-  return expected + netAfter(pips, values, left, allowed, p) * miss;
+  return afterNextReply(pips, values, next, (pips, values, allowed, p) => netAfter(pips, values, left, allowed, p));
 }
 
 /** The reply model of `seat` (lookahead.reply_model): the tiles it may hold and the chance of each, or null. */
