@@ -115,14 +115,14 @@ def _tournament(spec: str, n: int, seed: int) -> str:
 
 
 _FAST = {
-    (2, False): _ship_setting(2, 70.7, (68.7, 72.7), 0.47),
-    (3, False): _ship_setting(3, 57.1, (55.6, 58.6), 0.36),
-    (4, True): _ship_setting(4, 62.3, (60.2, 64.4), 0.48),
+    (2, False): _ship_setting(2, 74.2, (72.2, 76.1), 0.39),
+    (3, False): _ship_setting(3, 58.3, (56.8, 59.8), 0.22),
+    (4, True): _ship_setting(4, 63.15, (61.0, 65.2), 0.37),
 }
 _STRONG = {
-    (2, False): Setting(_SEARCH_2P, Measured(80.8, (79.0, 82.5), _tournament(_SEARCH_2P, 2, 17), 22.2, _TIME.format(n=2))),
-    (3, False): Setting(_SEARCH_3P, Measured(64.9, (63.5, 66.4), _tournament(_SEARCH_3P, 3, 19), 25.7, _TIME.format(n=3))),
-    (4, True): Setting(_SEARCH_4P, Measured(69.6, (67.5, 71.6), _tournament(_SEARCH_4P, 4, 18), 20.8, _TIME.format(n=4))),
+    (2, False): Setting(_SEARCH_2P, Measured(80.8, (79.0, 82.5), _tournament(_SEARCH_2P, 2, 17), 16.6, _TIME.format(n=2))),
+    (3, False): Setting(_SEARCH_3P, Measured(64.9, (63.5, 66.4), _tournament(_SEARCH_3P, 3, 19), 17.2, _TIME.format(n=3))),
+    (4, True): Setting(_SEARCH_4P, Measured(69.6, (67.5, 71.6), _tournament(_SEARCH_4P, 4, 18), 13.6, _TIME.format(n=4))),
 }
 
 BOTS: dict[str, Bot] = {
@@ -137,7 +137,7 @@ BOTS: dict[str, Bot] = {
                 **_STRONG,
                 (4, True): Setting(
                     _SEARCH_4P_200,
-                    Measured(71.8, (69.8, 73.7), _tournament(_SEARCH_4P_200, 4, 18), 29.9, _TIME.format(n=4)),
+                    Measured(71.8, (69.8, 73.7), _tournament(_SEARCH_4P_200, 4, 18), 19.9, _TIME.format(n=4)),
                 ),
             },
         ),
@@ -146,10 +146,10 @@ BOTS: dict[str, Bot] = {
             "a specialist: the best reply to a model of expert's play fitted to its records (weaker against others)",
             {
                 (2, False): Setting(
-                    _COUNTER_2P, Measured(91.3, (90.0, 92.5), _tournament(_COUNTER_2P, 2, 17), 38.7, _TIME.format(n=2))
+                    _COUNTER_2P, Measured(91.3, (90.0, 92.5), _tournament(_COUNTER_2P, 2, 17), 32.4, _TIME.format(n=2))
                 ),
                 (4, True): Setting(
-                    _COUNTER_4P, Measured(75.4, (73.5, 77.2), _tournament(_COUNTER_4P, 4, 18), 80.8, _TIME.format(n=4))
+                    _COUNTER_4P, Measured(75.4, (73.5, 77.2), _tournament(_COUNTER_4P, 4, 18), 61.1, _TIME.format(n=4))
                 ),
             },
             generic=False,

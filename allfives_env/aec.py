@@ -16,10 +16,10 @@ action ends the game, and only then.
 Spaces: action ``Discrete(112)`` with the engine's action ids (``4 * tile + end``); observation
 ``Dict(observation=Box(-1, 1, (size,), float32), action_mask=Box(0, 1, (112,), int8))``,
 egocentric, documented in ``allfives_env.observation`` and docs/observation.md. The mask is all
-zeros for agents not to move. ``obs_version=3`` (the default, ``OBS_VERSION``: version 1 followed by
-the lookahead pieces, what each legal move leaves for the replies, and the follow-up, what the
-seat can score after the next seat's reply), ``2`` (without the follow-up) or ``1`` (``OBS_SIZE``
-values). Each is built straight from the game (``observation.GameObserver``), in C where it was built.
+zeros for agents not to move. ``obs_version=4`` (the default, ``OBS_VERSION``: version 1 followed by
+the lookahead pieces, what each legal move leaves for the replies, the follow-up, what the seat can
+score after the next seat's reply, and that follow-up net of the next seat's answer to it), ``3``
+(without the last), ``2`` (without the follow-ups) or ``1`` (``OBS_SIZE`` values). Each is built straight from the game (``observation.GameObserver``), in C where it was built.
 
 Options: the rules as a ``Rules`` (``rules=``) or as rules options (``num_players=4``, ...), and
 the episode options of ``allfives_env.episode.EpisodeSpec``:

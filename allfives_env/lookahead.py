@@ -1,7 +1,7 @@
 """What a seat can infer from its view, and what each of its moves leaves for the next replies.
 
 The one home of two things that the ``expert`` heuristic, the search's world sampler
-(``allfives_agents.search.belief``) and the lookahead pieces of the observation (``OBS_VERSION`` 2) all read:
+(``allfives_agents.search.belief``) and the lookahead pieces of the observation (versions 2 to 4) all read:
 
 - **Belief facts**, from public information and the seat's own hand only: the tiles it has not
   seen (``unseen_mask``) and, per other seat, the unseen tiles that seat may hold given the pips it

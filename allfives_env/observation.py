@@ -1,10 +1,14 @@
 """The observation spec: one flat float32 vector per seat, built from a ``PlayerView``.
 
-Two versions share one table. Version 1 (``OBS_SIZE`` values) holds the pieces of ``PIECES``.
-Version 2, ``OBS_VERSION``: the environments' default and the version every shipped policy reads, appends ``LOOKAHEAD_PIECES``: the tiles each other seat
-may hold and, per action id, what the move leaves for the replies (``allfives_env.lookahead``),
-so a version-2 vector starts with the version-1 vector of the same view. ``OBS_SIZES`` gives each
-version's size and ``encoder(version)`` its encoder; a policy records the version it was trained on.
+Four versions share one table. Version 1 (``OBS_SIZE`` values) holds the pieces of ``PIECES``; each
+later version appends its pieces (``VERSION_PIECES``) to the one before, so a vector starts with the
+vector of every earlier version of the same view. Version 2 appends ``LOOKAHEAD_PIECES``: the tiles
+each other seat may hold and, per action id, what the move leaves for the replies
+(``allfives_env.lookahead``); version 3 ``FOLLOW_UP_PIECES``, the seat's expected best next move after
+the next seat's reply; version 4, ``OBS_VERSION`` (the environments' default and the version every
+shipped policy reads), ``FOLLOW_UP_NET_PIECES``, that follow-up judged one exchange deeper.
+``OBS_SIZES`` gives each version's size and ``encoder(version)`` its encoder; a policy records the
+version it was trained on.
 
 The vector is egocentric: "relative seat" ``r`` is the seat ``r`` places after the viewer in turn
 order (``r = 0`` is the viewer; with partnerships ``r = 2`` is the partner); pieces for seats that do
@@ -116,7 +120,7 @@ for _piece in ALL_PIECES:
 del _offset, _piece
 #: the environments' default version, the one the shipped policies read (one contract: a policy
 #: loaded as its library's docs say plays in an environment made with no options)
-OBS_VERSION = 3
+OBS_VERSION = 4
 #: the size of each observation version's vector
 OBS_SIZES: dict[int, int] = {v: sum(p.size for u in VERSION_PIECES if u <= v for p in VERSION_PIECES[u]) for v in VERSION_PIECES}
 #: the ``scale`` of every piece, by name

@@ -62,7 +62,7 @@ class SingleAgentEnv(gym.Env):
         episode, reward, max_hands: the episode options (``allfives_env.episode.EpisodeSpec``).
         rules: a ``Rules``; or give the rules options themselves (``num_players=4``, ...).
         render_mode: as in ``raw_env``.
-        obs_version: 3 (the default, ``OBS_VERSION``), 2 or 1, as in ``raw_env``.
+        obs_version: 4 (the default, ``OBS_VERSION``), 3, 2 or 1, as in ``raw_env``.
         privileged: append the tiles the learner cannot see (``allfives_env.privileged``) to every
             observation, for a critic that sees every hand in training; a policy that plays must
             read only the first ``OBS_SIZES[obs_version]`` values (docs/training.md).

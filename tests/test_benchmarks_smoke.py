@@ -92,13 +92,14 @@ def test_search_time_reports_each_agents_decision_times():
     assert 3 <= report["agents"][1]["mean_iterations"] <= 5
 
 
-def test_lookahead_speed_reports_the_three_costs():
+def test_lookahead_speed_reports_every_version_cost():
     result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "lookahead_speed.py"), "--views", "40", "--rounds", "1", "--json"],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["views"] == 40 and set(report["us_per_view"]) == {"encode_follow_up", "encode_lookahead", "encode", "expert_act"}
-    assert all(us > 0 for us in report["us_per_view"].values()) and report["ratio_lookahead_v1"] > 0
+    assert report["views"] == 40 and set(report["us_per_view"]) == {"encode_follow_up_net", "encode_follow_up", "encode_lookahead", "encode", "expert_act"}
+    assert all(us > 0 for us in report["us_per_view"].values())
+    assert report["ratio_lookahead_v1"] > 0 and report["ratio_follow_up_v2"] > 0 and report["ratio_v4_v3"] > 0
 
 
 def test_server_load_runs_both_connection_modes_and_reports_json():

@@ -1,7 +1,7 @@
 // The JavaScript side of tests/test_js_runtime.py: reads JSON lines on stdin and answers one line
 // each, so that one node process serves a whole batch. The first line names the models,
 // {"models": {"2": PATH, ...}}; it answers {"ready": true, "obs_versions": {...}}. Every other line
-// is {"position": {...}, "model": "2" | null, "version": 3}, answered with the observation and the
+// is {"position": {...}, "model": "2" | null, "version": 4}, answered with the observation and the
 // mask as base64 of their float32 bytes and, when a model is named, the policy's move.
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";

@@ -2,7 +2,7 @@
 // no dependencies). It holds
 //
 // - the observation of docs/observation.md, every version: `encodeObservation(position)` gives the
-//   version-3 vector (Float32Array of 1149) that the shipped policies read, `actionMask(position)`
+//   version-4 vector (Float32Array of 1261) that the shipped policies read, `actionMask(position)`
 //   the mask of the 112 action ids; `position` is the plain data of docs/frontends.md
 //   ("A JavaScript runtime"). The lookahead pieces of versions 2 to 4 are a port of
 //   allfives_env/lookahead.py (`facts_of_moves_python`) and the layout rules of
@@ -18,7 +18,7 @@
 // tests/test_js_runtime.py checks all three against Python: the vectors bit for bit and the
 // policy's moves on 10,000+ positions, and the records of whole games played here.
 
-export const OBS_VERSION = 3;
+export const OBS_VERSION = 4;
 export const NUM_TILES = 28;
 export const NUM_ACTIONS = 112;
 export const ARMS = ["west", "east", "north", "south"];
@@ -532,9 +532,10 @@ function putTiles(o, start, mask) {
 }
 
 /**
- * The observation vector of `position` (docs/frontends.md) in `version` 3 (the default: 1149 values,
- * what the shipped policies read), 2 (1037) or 1 (281 values): a Float32Array equal to Python's
- * `encode_follow_up(view)` / `encode_lookahead(view)` / `encode(view)`, value for value.
+ * The observation vector of `position` (docs/frontends.md) in `version` 4 (the default: 1261 values,
+ * what the shipped policies read), 3 (1149), 2 (1037) or 1 (281 values): a Float32Array equal to
+ * Python's `encoder(version)(view)` (`encode_follow_up_net`, `encode_follow_up`, `encode_lookahead`,
+ * `encode`), value for value.
  */
 export function encodeObservation(position, version = OBS_VERSION) {
   if (!(version in OBS_SIZES)) throw new RangeError(`unknown observation version ${version}; known: ${Object.keys(OBS_SIZES).join(", ")}`);
