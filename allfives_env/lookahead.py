@@ -205,9 +205,13 @@ def move_facts(view, ctx: Context | None = None, follow_up: bool = True) -> list
     return facts_of_moves(view, context(view) if ctx is None else ctx, view.move_points(), follow_up)
 
 
-def facts_of_moves_python(view, ctx: Context, move_points: list[int], follow_up: bool = True) -> list[MoveFacts]:
-    """``move_facts`` given the context and ``view.move_points()`` (for a caller that has them)."""
+def facts_of_moves_python(view, ctx: Context, move_points: list[int], follow_up: bool = True,
+                          follow_up_net: bool | None = None) -> list[MoveFacts]:
+    """``move_facts`` given the context and ``view.move_points()`` (for a caller that has them);
+    ``follow_up_net=False`` leaves only the second follow-up 0.0 (a version-3 vector does not read it;
+    ``None``: as ``follow_up``)."""
     nxt, partner = ctx.next_model, ctx.partner_model
+    net = follow_up if follow_up_net is None else follow_up_net
     hand = view.hand
     out = []
     for action, points, after in zip(view.legal_actions, move_points, view.ends_after_moves()):
@@ -243,7 +247,7 @@ def facts_of_moves_python(view, ctx: Context, move_points: list[int], follow_up:
                 (left & fitting).bit_count(),
                 IS_DOUBLE[t],
                 follow_up_of(pips, values, left, nxt) if follow_up else 0.0,
-                follow_up_net_of(pips, values, left, nxt) if follow_up else 0.0,
+                follow_up_net_of(pips, values, left, nxt) if net else 0.0,
             )
         )
     return out

@@ -371,7 +371,7 @@ def _lookahead_python(view, version: int, out: np.ndarray | None) -> np.ndarray:
     ctx = lookahead.context(view)
     for r, mask in enumerate(_may_hold(view, ctx)):
         _put_tiles(o, _MAY_HOLD + NUM_TILES * r, mask)
-    for f in lookahead.facts_of_moves_python(view, ctx, move_points, follow_up=version >= 3):
+    for f in lookahead.facts_of_moves_python(view, ctx, move_points, follow_up=version >= 3, follow_up_net=version >= 4):
         if f.out:  # every lookahead piece of a move that goes out is 0
             continue
         a = f.action
