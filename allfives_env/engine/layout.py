@@ -254,19 +254,13 @@ def tile_replies(pips, values, candidates: int) -> list[tuple[int, int, int]]:
     """``(tile, end, points)`` for each tile of ``candidates`` that fits an end of a started layout
     showing ``pips`` (what each counts: ``values``): placed on the first end where it scores the
     most it can (0 where it scores nothing); the most scoring first, ties to the lower tile."""
-    total = values[0] + values[1] + values[2] + values[3]
-    out = []
-    for t in mask_tiles(candidates & fitting_tiles(pips)):
-        best, best_end = -1, -1
-        for e in range(4):
-            p = pips[e]
-            if p == CLOSED or not _FITS[t][p]:
-                continue
-            count = total - values[e] + _END_COUNT[t][p]
-            points = count if count % SCORING_MULTIPLE == 0 else 0
-            if points > best:
-                best, best_end = points, e
-        out.append((t, best_end, best))
+    placements = [4 * t + e for t in mask_tiles(candidates & fitting_tiles(pips))
+                  for e in range(4) if pips[e] != CLOSED and _FITS[t][pips[e]]]
+    best: dict[int, tuple[int, int]] = {}  # tile -> (end, points), in tile order
+    for a, points in zip(placements, placements_points(pips, values, False, placements)):
+        if a >> 2 not in best or points > best[a >> 2][1]:
+            best[a >> 2] = (a & 3, points)
+    out = [(t, end, points) for t, (end, points) in best.items()]
     out.sort(key=lambda r: -r[2])  # stable: ties keep the lower tile first
     return out
 
