@@ -500,28 +500,40 @@ static double best_value(const long *pips, const long *values, long left, long a
    ``p`` on the ends it leaves; holding no tile that fits, 0 minus that reply on the ends as they are */
 static double net_after(const long *pips, const long *values, long left, long allowed, double p) {
     long total = values[0] + values[1] + values[2] + values[3], replies[NUM_TILES];
-    double best = 0.0;
-    int any = 0;
+    /* the placements, the most scoring first: a placement's value is at most its points (the reply
+       is worth 0 or more), so once the points are no more than the best value, no later one beats it */
+    long points[4 * NUM_TILES];
+    int tiles[4 * NUM_TILES], ends[4 * NUM_TILES], k = 0;
     for (int e = 0; e < 4; e++) {
         long pe = pips[e];
         if (pe == closed)
             continue;
         for (long c = left & pip_tiles[pe]; c; c &= c - 1) {
-            int t = low_bit(c);
-            long after_pips[4], after_values[4];
-            end_after(pips, values, t, e, after_pips, after_values);
+            int t = low_bit(c), j = k++;
             long count = total - values[e] + end_count[t][pe];
-            int n = scoring_replies(after_pips, after_values, allowed, replies);
-            double v = (double)(count % modulus == 0 ? count : 0) - expected_best(replies, n, p);
-            if (!any || v > best) {
-                best = v;
-                any = 1;
+            long score = count % modulus == 0 ? count : 0;
+            for (; j > 0 && points[j - 1] < score; j--) {
+                points[j] = points[j - 1];
+                tiles[j] = tiles[j - 1];
+                ends[j] = ends[j - 1];
             }
+            points[j] = score;
+            tiles[j] = t;
+            ends[j] = e;
         }
     }
-    if (!any) {
+    if (k == 0) {
         int n = scoring_replies(pips, values, allowed, replies);
-        best = 0.0 - expected_best(replies, n, p);
+        return 0.0 - expected_best(replies, n, p);
+    }
+    double best = 0.0;
+    for (int i = 0; i < k && (i == 0 || (double)points[i] > best); i++) {
+        long after_pips[4], after_values[4];
+        end_after(pips, values, tiles[i], ends[i], after_pips, after_values);
+        int n = scoring_replies(after_pips, after_values, allowed, replies);
+        double v = (double)points[i] - expected_best(replies, n, p);
+        if (i == 0 || v > best)
+            best = v;
     }
     return best;
 }
