@@ -139,7 +139,7 @@ def test_quit_command_stops_the_game():
 def test_ctrl_c_at_the_prompt_exits_zero_and_saves(tmp_path):
     save = tmp_path / "interrupted.json"
     cmd = [sys.executable, "-m", "allfives.cli.main", "play", "--no-color", "--seed", "2", "--save", str(save)]
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=ctrl_c_as_at_a_terminal)
     read_to_the_prompt(proc)
     proc.send_signal(signal.SIGINT)
     proc.wait(timeout=30)  # stdin kept open: the game must end on the signal, not on the end of its input
@@ -241,7 +241,7 @@ def test_only_the_main_thread_takes_ctrl_c():
     """numpy's BLAS threads block SIGINT (allfives.cli.main): Ctrl-C sent to the process reaches the
     main thread, waiting in the prompt's read, whatever thread the kernel would have picked."""
     cmd = [sys.executable, "-m", "allfives.cli.main", "play", "--no-color", "--seed", "2"]
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=ctrl_c_as_at_a_terminal)
     try:
         read_to_the_prompt(proc)
         sigint = 1 << (signal.SIGINT - 1)
@@ -252,6 +252,14 @@ def test_only_the_main_thread_takes_ctrl_c():
     finally:
         proc.kill()
         proc.communicate()
+
+
+def ctrl_c_as_at_a_terminal() -> None:
+    """In the child before it runs: SIGINT at its default and unblocked, as a shell's foreground job
+    gets it. A child inherits an ignored SIGINT (and Python then leaves it ignored) or a blocked one
+    from the test process, whose earlier tests may have set either."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def read_to_the_prompt(proc) -> None:
