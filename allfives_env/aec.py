@@ -19,7 +19,8 @@ egocentric, documented in ``allfives_env.observation`` and docs/observation.md. 
 zeros for agents not to move. ``obs_version=4`` (the default, ``OBS_VERSION``: version 1 followed by
 the lookahead pieces, what each legal move leaves for the replies, the follow-up, what the seat can
 score after the next seat's reply, and that follow-up net of the next seat's answer to it), ``3``
-(without the last), ``2`` (without the follow-ups) or ``1`` (``OBS_SIZE`` values). Each is built straight from the game (``observation.GameObserver``), in C where it was built.
+(without the last), ``2`` (without the follow-ups) or ``1`` (``OBS_SIZE`` values). Each is built
+straight from the game (``observation.GameObserver``), in C where it was built.
 
 Options: the rules as a ``Rules`` (``rules=``) or as rules options (``num_players=4``, ...), and
 the episode options of ``allfives_env.episode.EpisodeSpec``:
