@@ -428,6 +428,28 @@ static void end_after(const long *pips, const long *values, int t, int e, long *
         after_pips[e] = after_values[e];
 }
 
+/* what tile ``t`` scores placed on end ``e`` (showing ``p``) of ends counting ``total`` in all
+   (engine.layout.placements_points) */
+static long placed_score(long total, const long *values, int t, int e, long p) {
+    long count = total - values[e] + end_count[t][p];
+    return count % modulus == 0 ? count : 0;
+}
+
+/* ``(score, t, e)`` into the ``n`` entries of ``scores``, ``tiles``, ``ends``, kept the most scoring
+   first, after those already there on a tie; returns the new count */
+static int insert_ranked(long *scores, int *tiles, int *ends, int n, long score, int t, int e) {
+    int j = n;
+    for (; j > 0 && scores[j - 1] < score; j--) {
+        scores[j] = scores[j - 1];
+        tiles[j] = tiles[j - 1];
+        ends[j] = ends[j - 1];
+    }
+    scores[j] = score;
+    tiles[j] = t;
+    ends[j] = e;
+    return n + 1;
+}
+
 /* engine.layout.tile_replies: the tiles of ``allowed`` that fit the ends ``pips``, ``values`` into
    ``tiles``, the most scoring first (ties: the lower tile), each with the first end where it scores
    that most into ``ends``; returns their count */
@@ -443,22 +465,13 @@ static int ranked_replies(const long *pips, const long *values, long allowed, in
             long p = pips[e];
             if (p == closed || !(pip_tiles[p] >> t & 1))
                 continue;
-            long count = total - values[e] + end_count[t][p];
-            long score = count % modulus == 0 ? count : 0;
+            long score = placed_score(total, values, t, e, p);
             if (score > best) {
                 best = score;
                 end = e;
             }
         }
-        int j = n++;
-        for (; j > 0 && scores[j - 1] < best; j--) {
-            scores[j] = scores[j - 1];
-            tiles[j] = tiles[j - 1];
-            ends[j] = ends[j - 1];
-        }
-        scores[j] = best;
-        tiles[j] = t;
-        ends[j] = end;
+        n = insert_ranked(scores, tiles, ends, n, best, t, end);
     }
     return n;
 }
@@ -509,17 +522,8 @@ static double net_after(const long *pips, const long *values, long left, long al
         if (pe == closed)
             continue;
         for (long c = left & pip_tiles[pe]; c; c &= c - 1) {
-            int t = low_bit(c), j = k++;
-            long count = total - values[e] + end_count[t][pe];
-            long score = count % modulus == 0 ? count : 0;
-            for (; j > 0 && points[j - 1] < score; j--) {
-                points[j] = points[j - 1];
-                tiles[j] = tiles[j - 1];
-                ends[j] = ends[j - 1];
-            }
-            points[j] = score;
-            tiles[j] = t;
-            ends[j] = e;
+            int t = low_bit(c);
+            k = insert_ranked(points, tiles, ends, k, placed_score(total, values, t, e, pe), t, e);
         }
     }
     if (k == 0) {
@@ -1088,8 +1092,7 @@ static void moves_of(const game_t *g, view_t *v, long seat, long after_pips[][4]
             values[2] = values[3] = 0;
             continue;
         }
-        long count = total - v->values[e] + end_count[t][v->pips[e]];
-        v->points[i] = count % modulus == 0 ? count : 0;
+        v->points[i] = placed_score(total, v->values, t, e, v->pips[e]);
         for (int k = 0; k < 4; k++) {
             pips[k] = v->pips[k];
             values[k] = v->values[k];
