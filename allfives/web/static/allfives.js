@@ -243,7 +243,6 @@ function bestScore(pips, values, hand) {
  * (layout.tile_replies).
  */
 function tileReplies(pips, values, candidates) {
-  const total = values[0] + values[1] + values[2] + values[3];
   const out = [];
   let fits = candidates & fittingTiles(pips);
   while (fits) {
@@ -253,13 +252,22 @@ function tileReplies(pips, values, candidates) {
     for (let e = 0; e < 4; e++) {
       const p = pips[e];
       if (p === CLOSED || !((PIP_TILES[p] >> t) & 1)) continue;
-      const count = total - values[e] + (IS_DOUBLE[t] ? p + p : OTHER_HALF[t][p]);
-      const points = count % 5 === 0 ? count : 0;
+      const points = placementPoints(pips, values, false, t, e);
       if (points > best) [best, bestEnd] = [points, e];
     }
     out.push([t, bestEnd, best]);
   }
   return out.sort((x, y) => y[2] - x[2]); // stable: ties keep the lower tile first
+}
+
+/** The ends once `tile` is placed on `end` (it fits), only that end changing (layout.end_after_reply): [pips, values]. */
+function endAfterReply(pips, values, tile, end) {
+  const afterPips = pips.slice();
+  const afterValues = values.slice();
+  const pe = pips[end];
+  afterValues[end] = IS_DOUBLE[tile] ? pe + pe : OTHER_HALF[tile][pe];
+  if (!IS_DOUBLE[tile]) afterPips[end] = afterValues[end];
+  return [afterPips, afterValues];
 }
 
 /**
@@ -273,11 +281,7 @@ function afterNextReply(pips, values, next, value) {
   let miss = 1.0;
   let expected = 0.0;
   for (const [t, e] of next ? tileReplies(pips, values, allowed) : []) {
-    const afterPips = pips.slice();
-    const afterValues = values.slice();
-    const pe = pips[e];
-    afterValues[e] = IS_DOUBLE[t] ? pe + pe : OTHER_HALF[t][pe];
-    if (!IS_DOUBLE[t]) afterPips[e] = afterValues[e];
+    const [afterPips, afterValues] = endAfterReply(pips, values, t, e);
     expected += value(afterPips, afterValues, allowed & ~(1 << t), p) * p * miss;
     miss *= 1.0 - p;
   }
@@ -493,7 +497,6 @@ function expectedBest(values, p) {
  * 0 minus that reply on the ends as they are (lookahead.net_after).
  */
 function netAfter(pips, values, left, allowed, p) {
-  const total = values[0] + values[1] + values[2] + values[3];
   let best = null;
   for (let e = 0; e < 4; e++) {
     const pe = pips[e];
@@ -502,12 +505,8 @@ function netAfter(pips, values, left, allowed, p) {
     while (fits) {
       const t = 31 - Math.clz32(fits & -fits);
       fits &= fits - 1;
-      const afterPips = pips.slice();
-      const afterValues = values.slice();
-      afterValues[e] = IS_DOUBLE[t] ? pe + pe : OTHER_HALF[t][pe];
-      if (!IS_DOUBLE[t]) afterPips[e] = afterValues[e];
-      const count = total - values[e] + afterValues[e];
-      const v = (count % 5 === 0 ? count : 0) - expectedBest(scoringReplies(afterPips, afterValues, allowed), p);
+      const [afterPips, afterValues] = endAfterReply(pips, values, t, e);
+      const v = placementPoints(pips, values, false, t, e) - expectedBest(scoringReplies(afterPips, afterValues, allowed), p);
       if (best === null || v > best) best = v;
     }
   }
