@@ -5,7 +5,7 @@ Two ``allfives tournament ... --seed S --out DIR`` runs with the same seed play 
 agent changed between them (``ismcts:...`` against ``ismcts:...,belief=policy``, both against
 ``expert``), the difference of its win rates is measured far more sharply per deal than by the
 two runs' own intervals, since the luck of each deal cancels. This reads both runs' records
-(``games.jsonl``), matches games by deal seed and the agent's seat, and prints both rates and the
+(``games.jsonl``), matches games by deal seed and the agent's seats, and prints both rates and the
 mean paired difference with a 95% interval over deals (a normal interval of the per-deal
 differences; a deal is the unit, as its seat-swapped games share its luck).
 
@@ -24,14 +24,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from allfives_env.engine.rules import Rules  # noqa: E402
+from allfives_agents.tournament.stats import meeting_share  # noqa: E402
 
 
 class RunError(ValueError):
     """A run that cannot be compared; the message names the file and the problem."""
 
 
-def shares(run: Path, agent: str) -> dict[tuple[int, int], float]:
-    """Per game (deal seed, the agent's first seat): the agent's share, 1, 0 or 0.5 with no winner."""
+def shares(run: Path, agent: str) -> dict[tuple[int, tuple[int, ...]], float]:
+    """Per game (deal seed, the agent's seats): the agent's share of its meetings with the other
+    agents' sides (``meeting_share``, as the tournament counts them: 1 ahead, 0 behind, 0.5 level),
+    the mean over them where it meets more than one (3 players; a repeated agent, once per seat)."""
     path = Path(run) / "games.jsonl"
     if not path.exists():
         raise RunError(f"{path}: no such file (run the tournament with --out)")
@@ -42,13 +45,15 @@ def shares(run: Path, agent: str) -> dict[tuple[int, int], float]:
                 record = json.loads(line)
                 players, seed, winner = record["players"], record["seed"], record["winner"]
                 rules = Rules.from_dict(record["rules"])
-            except (ValueError, KeyError, TypeError) as exc:
+                scores = record["final_scores"]
+                seats = [s for s, name in enumerate(players) if name == agent]
+                mine = {rules.side_of[s] for s in seats}
+                others = {rules.side_of[s] for s, name in enumerate(players) if name != agent} - mine
+                meetings = [meeting_share(winner, scores, u, v) for u in mine for v in others]
+            except (ValueError, KeyError, TypeError, IndexError) as exc:
                 raise RunError(f"{path}, line {number}: not a game record: {exc}") from None
-            seats = [s for s, name in enumerate(players) if name == agent]
-            if not seats:
-                continue
-            side = rules.side_of[seats[0]]
-            out[(seed, seats[0])] = 0.5 if winner is None else float(winner == side)
+            if meetings:
+                out[(seed, tuple(seats))] = sum(meetings) / len(meetings)
     if not out:
         raise RunError(f"{path}: no game of {agent!r}")
     return out

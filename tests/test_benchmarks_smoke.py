@@ -314,3 +314,25 @@ def test_the_cost_table_in_the_training_docs_has_a_row_for_each_row_of_train_cos
     table = next(block for block in text[text.index("## The cost curve"):].split("\n\n") if block.startswith("| row |"))
     names = [line.split("|")[1].strip().strip("`") for line in table.splitlines()[2:]]
     assert names == list(ROWS)
+
+
+def test_paired_runs_counts_the_meetings_of_a_three_player_tournament(tmp_path):
+    """In 3 players the agent's share of a game is its meetings ahead of the other agent's seats,
+    and every seating of a deal is its own game (two seatings can give the agent the same first seat)."""
+    from helpers import run_cli
+
+    for name, agent in (("a", "greedy"), ("b", "random")):
+        out = run_cli("tournament", "--players", "3", "--agents", agent, "expert", "--games", "6", "--seed", "4",
+                      "--out", tmp_path / name)
+        assert out.returncode == 0, out.stderr
+    script = [sys.executable, str(ROOT / "benchmarks" / "paired_runs.py")]
+    result = subprocess.run([*script, tmp_path / "a", tmp_path / "b", "--agent-a", "greedy", "--agent-b", "random", "--json"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    for name, agent, key in (("a", "greedy", "a_rate"), ("b", "random", "b_rate")):
+        pairing = next(p for p in json.loads((tmp_path / name / "results.json").read_text())["pairings"] if agent in (p["a"], p["b"]))
+        rate = pairing["a_win_rate"] if pairing["a"] == agent else 1 - pairing["a_win_rate"]
+        assert report[key] == pytest.approx(rate, abs=1e-4), (name, report, pairing)
+    games = [json.loads(line) for line in (tmp_path / "a" / "games.jsonl").read_text().splitlines()]
+    assert report["games"] == len(games) > report["deals"]

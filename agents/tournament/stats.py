@@ -135,13 +135,14 @@ def fit_elo(
     return EloFit([float(r) for r in ratings], [float(e) for e in scale * np.sqrt(np.maximum(var, 0))])
 
 
-def _compare(result: GameResult, u: int, v: int) -> float:
-    """1 if side ``u`` finished ahead of side ``v``, 0 if behind, 0.5 if level."""
-    if result.winner == u:
+def meeting_share(winner: int | None, final_scores: Sequence[float], u: int, v: int) -> float:
+    """1 if side ``u`` finished ahead of side ``v`` (the winner is ahead of every other side; else
+    the higher final score), 0 if behind, 0.5 if level: one meeting of a tournament's pairing."""
+    if winner == u:
         return 1.0
-    if result.winner == v:
+    if winner == v:
         return 0.0
-    su, sv = result.final_scores[u], result.final_scores[v]
+    su, sv = final_scores[u], final_scores[v]
     return 1.0 if su > sv else 0.0 if su < sv else 0.5
 
 
@@ -179,7 +180,7 @@ def summarize(
                 acc = pair.setdefault((x, y), [0, 0, 0, 0, 0, 0, 0, 0])
                 for u in sides[x]:
                     for v in sides[y]:
-                        outcome = _compare(r, u, v)
+                        outcome = meeting_share(r.winner, r.final_scores, u, v)
                         acc[0] += 1
                         if outcome == 1.0:
                             acc[1] += 1
