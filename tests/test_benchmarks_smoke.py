@@ -151,25 +151,33 @@ def test_search_oracle_plays_a_match_and_hands_the_search_the_truth():
     assert bad.returncode == 2 and "--see partner is for partnerships: --players 4" in bad.stderr
 
 
-def test_paired_runs_compares_two_tournaments_on_the_same_deals(tmp_path):
+PAIRED_RUNS = [sys.executable, str(ROOT / "benchmarks" / "paired_runs.py")]
+
+
+def _paired_greedy_and_random(tmp_path, *tournament_args) -> dict:
+    """``paired_runs.py``'s report on two tournaments against expert on the same deals: greedy's
+    (``tmp_path / "a"``) and random's (``tmp_path / "b"``)."""
     from helpers import run_cli
 
     for name, agent in (("a", "greedy"), ("b", "random")):
-        out = run_cli("tournament", "--agents", agent, "expert", "--games", "8", "--seed", "4", "--out", tmp_path / name)
+        out = run_cli("tournament", *tournament_args, "--agents", agent, "expert", "--seed", "4", "--out", tmp_path / name)
         assert out.returncode == 0, out.stderr
-    script = [sys.executable, str(ROOT / "benchmarks" / "paired_runs.py")]
-    result = subprocess.run([*script, tmp_path / "a", tmp_path / "b", "--agent-a", "greedy", "--agent-b", "random", "--json"],
+    result = subprocess.run([*PAIRED_RUNS, tmp_path / "a", tmp_path / "b", "--agent-a", "greedy", "--agent-b", "random", "--json"],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout)
+    return json.loads(result.stdout)
+
+
+def test_paired_runs_compares_two_tournaments_on_the_same_deals(tmp_path):
+    report = _paired_greedy_and_random(tmp_path, "--games", "8")
     assert report["games"] == 8 and report["deals"] == 4
     assert report["difference"] == pytest.approx(report["a_rate"] - report["b_rate"], abs=1e-4)
     assert report["ci_low"] <= report["difference"] <= report["ci_high"]
-    same = subprocess.run([*script, tmp_path / "a", tmp_path / "a", "--agent-a", "greedy", "--agent-b", "greedy", "--json"],
+    same = subprocess.run([*PAIRED_RUNS, tmp_path / "a", tmp_path / "a", "--agent-a", "greedy", "--agent-b", "greedy", "--json"],
                           capture_output=True, text=True, timeout=120)
     assert json.loads(same.stdout)["difference"] == 0 == json.loads(same.stdout)["ci_high"]
     (tmp_path / "a" / "games.jsonl").write_text("{not json\n")
-    broken = subprocess.run([*script, tmp_path / "a", tmp_path / "b", "--agent-a", "greedy", "--agent-b", "random"],
+    broken = subprocess.run([*PAIRED_RUNS, tmp_path / "a", tmp_path / "b", "--agent-a", "greedy", "--agent-b", "random"],
                             capture_output=True, text=True, timeout=120)
     assert broken.returncode == 2 and "line 1: not a game record" in broken.stderr and "Traceback" not in broken.stderr
 
@@ -319,17 +327,7 @@ def test_the_cost_table_in_the_training_docs_has_a_row_for_each_row_of_train_cos
 def test_paired_runs_counts_the_meetings_of_a_three_player_tournament(tmp_path):
     """In 3 players the agent's share of a game is its meetings ahead of the other agent's seats,
     and every seating of a deal is its own game (two seatings can give the agent the same first seat)."""
-    from helpers import run_cli
-
-    for name, agent in (("a", "greedy"), ("b", "random")):
-        out = run_cli("tournament", "--players", "3", "--agents", agent, "expert", "--games", "6", "--seed", "4",
-                      "--out", tmp_path / name)
-        assert out.returncode == 0, out.stderr
-    script = [sys.executable, str(ROOT / "benchmarks" / "paired_runs.py")]
-    result = subprocess.run([*script, tmp_path / "a", tmp_path / "b", "--agent-a", "greedy", "--agent-b", "random", "--json"],
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout)
+    report = _paired_greedy_and_random(tmp_path, "--players", "3", "--games", "6")
     for name, agent, key in (("a", "greedy", "a_rate"), ("b", "random", "b_rate")):
         pairing = next(p for p in json.loads((tmp_path / name / "results.json").read_text())["pairings"] if agent in (p["a"], p["b"]))
         rate = pairing["a_win_rate"] if pairing["a"] == agent else 1 - pairing["a_win_rate"]
