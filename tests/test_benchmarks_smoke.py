@@ -334,3 +334,28 @@ def test_paired_runs_counts_the_meetings_of_a_three_player_tournament(tmp_path):
         assert report[key] == pytest.approx(rate, abs=1e-4), (name, report, pairing)
     games = [json.loads(line) for line in (tmp_path / "a" / "games.jsonl").read_text().splitlines()]
     assert report["games"] == len(games) > report["deals"]
+
+
+def test_point_sources_splits_a_tournament_by_seat_and_adds_up_to_the_final_scores(tmp_path):
+    out = run_cli("tournament", "--num-players", "4", "--partnerships", "--agents", "greedy", "expert", "--games", "4",
+                  "--seed", "3", "--out", tmp_path / "run")
+    assert out.returncode == 0, out.stderr
+    script = [sys.executable, str(ROOT / "benchmarks" / "point_sources.py")]
+    result = subprocess.run([*script, tmp_path / "run", "--agent", "greedy", "--json"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    (report,) = json.loads(result.stdout)
+    records = [json.loads(line) for line in (tmp_path / "run" / "games.jsonl").read_text().splitlines()]
+    hands = sum(len(r["hands"]) for r in records)
+    assert report["games"] == 4 and report["hands"] == hands
+    ours = report["totals"]["ours"]
+    assert ours["seat_hands"] == 2 * hands == report["totals"]["theirs"]["seat_hands"]
+    greedy_play = sum(e["points"] for r in records for h in r["hands"] for e in h["events"]
+                      if e["type"] == "play" and r["players"][e["player"]] == "greedy")
+    greedy_final = sum(r["final_scores"][r["players"].index("greedy") % 2] for r in records)
+    assert ours["play"] == greedy_play and report["per_hand"]["ours"]["play"] == pytest.approx(greedy_play / (2 * hands))
+    assert report["per_hand"]["ours"]["net"] * 2 * hands == pytest.approx(greedy_final)
+    for lines, fault in (([{**records[0], "final_scores": [0, 0]}], "final_scores is [0, 0] in the record"),
+                         ([records[0], "{not json"], "line 2")):
+        (tmp_path / "run" / "games.jsonl").write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
+        broken = subprocess.run([*script, tmp_path / "run", "--agent", "greedy"], capture_output=True, text=True, timeout=120)
+        assert broken.returncode == 2 and fault in broken.stderr and "Traceback" not in broken.stderr
