@@ -34,7 +34,8 @@ FIGURES = (
     ("passes", "passes"),
     ("penalty", "hand-end penalties"),
     ("bonus", "hand-end bonuses"),
-    ("out", "went out (share of hands)"),
+    ("out", "went out"),
+    ("net", "net points"),
 )
 
 
@@ -93,19 +94,18 @@ def sources(run: Path, agent: str) -> dict:
     if not games:
         raise SourcesError(f"{path}: no game of {agent!r}")
     for who, t in totals.items():
-        made = t["play"] + t["bonus"] - t["penalty"]
-        if made != t["final"]:
-            raise SourcesError(f"{path}: the {who} seats' points ({made}) do not add up to their final scores ({t['final']})")
+        t["net"] = t["play"] + t["bonus"] - t["penalty"]
+        if t["net"] != t["final"]:
+            raise SourcesError(f"{path}: the {who} seats' points ({t['net']}) do not add up to their final scores ({t['final']})")
     return {"run": str(run), "agent": agent, "games": games, "hands": hands, "blocked": blocked, "totals": totals}
 
 
 def per_hand(report: dict) -> dict:
-    """Each figure per hand and seat, for ``ours`` and ``theirs``, and the net points per hand and seat."""
+    """Each figure (``FIGURES``, the net points among them) per hand and seat, for ``ours`` and ``theirs``."""
     out = {}
     for who, t in report["totals"].items():
         n = max(t["seat_hands"], 1)
         out[who] = {key: t[key] / n for key, _ in FIGURES}
-        out[who]["net"] = (t["play"] + t["bonus"] - t["penalty"]) / n
     out["blocked"] = report["blocked"] / max(report["hands"], 1)
     return out
 
@@ -133,7 +133,7 @@ def main(argv=None) -> int:
     for r, f in zip(reports, figures):
         print(f"{r['run']}: {r['agent']}, {r['games']} games, {r['hands']} hands ({f['blocked']:.1%} blocked); per hand and seat")
         print(f"  {'':28s} {'ours':>8s} {'theirs':>8s} {'ours - theirs':>14s}")
-        for key, label in (*FIGURES, ("net", "net points")):
+        for key, label in FIGURES:
             a, b = f["ours"][key], f["theirs"][key]
             print(f"  {label:28s} {a:8.2f} {b:8.2f} {a - b:+14.2f}")
     return 0
