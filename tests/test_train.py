@@ -29,6 +29,11 @@ def test_configs_in_the_repo_load():
     from allfives_train.rllib_config import RLlibConfig, load_rllib_config
 
     for path in sorted((ROOT / "configs").glob("*.yaml")):
+        if "stages" in read_data(path):  # a recipe of several runs: tests/test_stages.py
+            from allfives_train.stages import load_recipe
+
+            assert load_recipe(path)[1], path
+            continue
         if trainer_of(read_data(path)) == "rllib":
             assert isinstance(load_rllib_config(path), RLlibConfig), path
             continue

@@ -419,8 +419,16 @@ def trainer_of(data: dict) -> str:
 def load_config(path=None, overrides: list[str] | tuple = ()) -> TrainConfig:
     """Read a YAML file (or start from defaults), apply ``key=value`` overrides, validate."""
     data = read_data(path, overrides)
+    if "stages" in data:
+        raise ConfigError(f"{path or 'config'} is a recipe of several runs (its stages: train/stages.py), not one run's config")
+    return config_from_data(data, path or "config")
+
+
+def config_from_data(data: dict, where: str = "config") -> TrainConfig:
+    """The validated ``TrainConfig`` of a config's mapping (``read_data``'s), ``where`` naming it in errors."""
     if trainer_of(data) != "sb3":
-        raise ConfigError(f"{path or 'config'} is a config of the {data['trainer']} trainer (train/rllib_config.py)")
+        raise ConfigError(f"{where} is a config of the {data['trainer']} trainer (train/rllib_config.py)")
+    data = dict(data)
     data.pop("trainer", None)
     config = from_dict(TrainConfig, data)
     if "ppo" in data:  # merge over the defaults, so a file may set a few PPO keys only

@@ -124,6 +124,8 @@ def _make(run_dir: Path, name: str, model: str, games: int, workers: int, seed: 
         "onnx_parity": parity,
         "config": config,
     }
+    if "stages" in run_card:  # a recipe of several runs (train/stages.py): its command and each stage's figures
+        card["recipe"], card["stages"] = run_card["recipe"], run_card["stages"]
     shipped_card = out_dir / f"{name}.json"
     if shipped_card.exists():  # keep the hand-written fields of a model card (intended use, limitations, ...)
         previous = json.loads(shipped_card.read_text())

@@ -40,6 +40,8 @@ def run(args) -> int:
     overrides = list(args.overrides)
     if args.seed is not None:
         overrides.append(f"seed={args.seed}")
+    if _staged(args, overrides):
+        return _run_stages(args, overrides)
     try:
         if _trainer(args, overrides) == "rllib":
             from allfives_train.rllib import check_run_dir, resume_config, train_rllib as train
@@ -66,4 +68,41 @@ def run(args) -> int:
         raise CLIError(str(exc)) from None
     files = "final.onnx, checkpoints/, card.json" if card.get("trainer") == "rllib" else "final.zip, best.zip, card.json"
     print(f"trained {card['steps']} steps in {card['wall_seconds']:.0f} s; models in {run_dir} ({files})")
+    return 0
+
+
+def _staged(args, overrides) -> bool:
+    """Whether this is a recipe of stages (train/stages.py): a resumed run that saved one, or a config with ``stages``."""
+    from allfives_train.config import ConfigError, read_data
+    from allfives_train.stages import is_recipe, is_staged_run
+
+    if args.resume and args.run_dir:
+        return is_staged_run(args.run_dir)
+    try:
+        return bool(args.config) and is_recipe(read_data(args.config))
+    except ConfigError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def _run_stages(args, overrides) -> int:
+    from allfives_train.checkpoint import CheckpointError
+    from allfives_train.config import ConfigError
+    from allfives_train.export import ExportError
+    from allfives_train.stages import load_recipe, saved_recipe, stages_of, train_stages
+
+    try:
+        if args.resume:
+            if args.config or overrides:
+                raise CLIError(f"{args.run_dir} is a run of stages: it resumes with its saved recipe; pass only --resume --run-dir")
+            recipe = saved_recipe(args.run_dir)
+            stages = stages_of(recipe)
+            run_dir = args.run_dir
+        else:
+            recipe, stages = load_recipe(args.config, overrides)
+            run_dir = args.run_dir or str(Path("runs") / stages[0].config.name)
+        card = train_stages(recipe, stages, run_dir, args.resume, not args.no_progress)
+    except (ConfigError, CheckpointError, ExportError) as exc:
+        raise CLIError(str(exc)) from None
+    done = ", ".join(f"{s['name']} {s['steps']} steps in {s['wall_seconds']:.0f} s" for s in card["stages"])
+    print(f"trained {len(card['stages'])} stages ({done}); models in {run_dir} (final.zip, best.zip, card.json)")
     return 0
