@@ -4,6 +4,7 @@ network, resumes where it stopped, and leaves a run that ships like any other.""
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -41,27 +42,35 @@ def test_the_shipped_4p_recipe_is_its_three_commands():
 @pytest.mark.slow
 def test_a_recipe_trains_its_stages_each_from_the_last_and_ships_as_a_run(tmp_path):
     run_dir = tmp_path / "run"
-    result = run_cli("train", "--config", recipe_file(tmp_path), "--run-dir", run_dir, "--no-progress", timeout=900)
+    stages = [*STAGES, {"name": "ensemble", "fuse": ["clone", "polish"]}]
+    result = run_cli("train", "--config", recipe_file(tmp_path, stages), "--run-dir", run_dir, "--no-progress", timeout=900)
     assert result.returncode == 0, result.stderr
-    folders = ["1-ppo", "2-clone", "3-polish"]
+    folders = ["1-ppo", "2-clone", "3-polish", "4-ensemble"]
     configs = [yaml.safe_load((run_dir / f / "config.yaml").read_text()) for f in folders]
-    assert [c["init_from"] for c in configs] == ["", str(run_dir / "1-ppo" / "final.zip"), str(run_dir / "2-clone" / "final.zip")]
-    assert [c["total_steps"] for c in configs] == [256, 0, 256] and configs[2]["lr_decay"] == "linear"
+    assert [c["init_from"] for c in configs] == ["", str(run_dir / "1-ppo" / "final.zip"), str(run_dir / "2-clone" / "final.zip"), ""]
+    assert [c["total_steps"] for c in configs] == [256, 0, 256, 0] and configs[2]["lr_decay"] == "linear"
+    assert configs[3]["net"]["pi"] == [64] and configs[3]["net"]["scorer_width"] == 2 * configs[0]["net"]["scorer_width"]
     for name in ("final.zip", "best.zip", "config.yaml"):
-        assert (run_dir / name).read_bytes() == (run_dir / "3-polish" / name).read_bytes()
+        assert (run_dir / name).read_bytes() == (run_dir / "4-ensemble" / name).read_bytes()
     card = json.loads((run_dir / "card.json").read_text())
     cards = [json.loads((run_dir / f / "card.json").read_text()) for f in folders]
-    assert [s["name"] for s in card["stages"]] == ["ppo", "clone", "polish"]
+    assert [s["name"] for s in card["stages"]] == ["ppo", "clone", "polish", "ensemble"] and card["stages"][3]["fused"] == ["clone", "polish"]
     assert card["steps"] == sum(c["steps"] for c in cards) and cards[1]["imitation"][0]["positions"] > 0
     assert card["stages"][1]["wall_seconds"] >= cards[1]["imitation"][0]["seconds"]
-    assert card["final_evaluation"] == cards[2]["final_evaluation"] and card["recipe"].startswith("allfives train --config ")
-    assert "trained 3 stages" in result.stdout
+    assert card["final_evaluation"] == cards[3]["final_evaluation"] and card["recipe"].startswith("allfives train --config ")
+    assert "trained 4 stages" in result.stdout
+    # the fused network plays the mean of its members' logits
+    from allfives_agents.nets.policy import NumpyPolicy
+
+    fused, members = NumpyPolicy.load(run_dir / "final.zip"), [NumpyPolicy.load(run_dir / f / "final.zip") for f in folders[1:3]]
+    obs = (np.random.default_rng(1).random((50, fused.obs_size)) < 0.2).astype(np.float32)
+    np.testing.assert_allclose(fused.logits(obs), np.mean([m.logits(obs) for m in members], 0), atol=1e-4)
 
     from allfives_train.ship import ship
 
     shipped = ship(run_dir, "tiny_recipe", games=4, out_dir=tmp_path / "models")
     assert shipped["trained_steps"] == card["steps"] and shipped["onnx_parity"]["same_action"] == 1.0
-    assert shipped["recipe"] == card["recipe"] and [s["name"] for s in shipped["stages"]] == ["ppo", "clone", "polish"]
+    assert shipped["recipe"] == card["recipe"] and [s["name"] for s in shipped["stages"]] == ["ppo", "clone", "polish", "ensemble"]
 
 
 def _fake_train(calls, stop_at=None):
@@ -126,6 +135,14 @@ def test_resume_needs_a_run_of_stages(tmp_path):
         ([{"name": "a", "set": {"ppo.gamma": 1.5}}], {}, r"stages\[0\] \(a\): ppo.gamma: must be in \(0, 1\]"),
         ([{"name": "a", "set": "fast"}], {}, r"stages\[0\] \(a\): set must map dotted keys to values"),
         ([{"name": "a"}], {"total_stepz": 5}, r"stages\[0\] \(a\): unknown key 'total_stepz'"),
+        ([{"name": "a", "from": "a"}], {}, r"stages\[0\] \(a\): the first stage starts from init_from or from nothing"),
+        ([{"name": "a"}, {"name": "b", "from": "c"}], {}, r"stages\[1\] \(b\): from 'c' is not a stage before it \(a\)"),
+        ([{"name": "a"}, {"name": "b", "fuse": ["a"]}], {}, r"fuse must list at least 2 different stages before it"),
+        ([{"name": "a"}, {"name": "b", "fuse": ["a", "a"]}], {}, r"fuse must list at least 2 different stages"),
+        ([{"name": "a"}, {"name": "b"}, {"name": "c", "fuse": ["a", "b"], "set": {"seed": 1}}], {}, r"a fuse stage has a name and the stages it fuses"),
+        ([{"name": "a"}, {"name": "b", "fuse": ["a", "z"]}], {}, r"fuse 'z' is not a stage before it"),
+        ([{"name": "a"}, {"name": "b"}, {"name": "c", "fuse": ["a", "b"]}, {"name": "d"}, {"name": "e", "fuse": ["c", "d"]}], {},
+         r"stages\[4\] \(e\): fuse takes networks of the recipe's own layout"),
     ],
 )
 def test_a_bad_recipe_is_refused_naming_the_stage_before_anything_runs(tmp_path, stages, top, message):
@@ -158,3 +175,15 @@ def test_a_resumed_run_of_stages_takes_no_new_config_or_overrides(tmp_path):
         train_stages(recipe, stages, tmp_path / "run", train=_fake_train([], stop_at="1-ppo"))
     result = run_cli("train", "--resume", "--run-dir", tmp_path / "run", "total_steps=9")
     assert result.returncode == 2 and "resumes with its saved recipe" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_stages_branch_with_from_and_a_stage_after_a_fuse_has_the_fused_widths(tmp_path):
+    stages = [{"name": "a"}, {"name": "b"}, {"name": "c", "from": "a"}, {"name": "ab", "fuse": ["a", "b", "c"]}, {"name": "more"}]
+    recipe, got = load_recipe(recipe_file(tmp_path, stages))
+    assert [(s.source, s.members) for s in got] == [(None, ()), (0, ()), (0, ()), (None, (0, 1, 2)), (3, ())]
+    assert got[4].config.net.pi == [96] and got[4].config.net.scorer_width == 3 * got[0].config.net.scorer_width
+    calls = []
+    run_dir = tmp_path / "run"
+    with pytest.raises(CheckpointError, match=r"stage 4-ab: .*is not a readable model zip"):  # the stand-in trainer's models are not zips
+        train_stages(recipe, got, run_dir, train=_fake_train(calls))
+    assert [(c[0], c[2]) for c in calls] == [("1-a", ""), ("2-b", str(run_dir / "1-a" / "final.zip")), ("3-c", str(run_dir / "1-a" / "final.zip"))]

@@ -13,9 +13,12 @@ A network made in steps (PPO, then a round of expert iteration, then more PPO wi
 
 Any other top-level key is a config key, over ``base``'s. Stage N's config is the base with its
 ``set`` applied, then the command line's overrides (so ``total_steps=512`` shortens every stage),
-and from the second stage on ``init_from`` is the last stage's ``final.zip``. Every stage's config
-is checked before the first begins; a later stage may not change the game or the network (its
-warm start must fit them), nor set ``init_from``.
+and from the second stage on ``init_from`` is the ``final.zip`` of the stage it starts from: the
+one before it, or the one its ``from`` names (so two stages may branch from one network). A stage
+``{name: ensemble, fuse: [a, b, c]}`` fuses those stages' networks into one wider network that plays
+as their ensemble (train/fuse.py) and evaluates it; a stage may start from it (its widths are then
+the fused ones). Every stage's config is checked before the first begins; a later stage may not
+change the game or the network (its warm start must fit them), nor set ``init_from``.
 
 ``allfives train --config FILE --run-dir RUN`` trains the stages in order, each a whole run in its own
 folder ``RUN/N-NAME`` (checkpoints, evaluations, card), then puts the last stage's ``final.zip``,
@@ -28,6 +31,7 @@ stages that finished (their card is written last) and resumes the one that was s
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import re
 import shutil
@@ -39,6 +43,7 @@ import yaml
 
 from .checkpoint import CheckpointError, atomic_write, resume_point
 from .config import CONFIG_NAME, ConfigError, TrainConfig, _read_yaml, _set_path, config_from_data, cut, parse_override, shown
+from .fuse import fuse_run, fused_net
 
 #: the resolved recipe in the run's folder (what ``--resume`` continues)
 RECIPE_NAME = "recipe.yaml"
@@ -51,11 +56,14 @@ FILES = ("final.zip", "best.zip", CONFIG_NAME)
 @dataclass(frozen=True)
 class Stage:
     """One run of a recipe: its name, folder name and config (``init_from`` unset after the first:
-    the trainer sets it to the last stage's model once that exists)."""
+    the trainer sets it to the model of the stage it starts from, ``source``, once that exists); a
+    ``fuse`` stage has the indices of the stages it fuses as ``members`` instead."""
 
     index: int
     name: str
     config: TrainConfig
+    source: int | None = None
+    members: tuple[int, ...] = ()
 
     @property
     def folder(self) -> str:
@@ -111,44 +119,82 @@ def stages_of(recipe: dict) -> list[Stage]:
         where = f"stages[{i}]"
         if not isinstance(entry, dict):
             raise ConfigError(f"{where}: expected a mapping with name and set, got {shown(entry)}")
-        unknown = [k for k in entry if k not in ("name", "set")]
+        unknown = [k for k in entry if k not in ("name", "set", "from", "fuse")]
         if unknown:
-            raise ConfigError(f"{where}: unknown key {shown(unknown[0])}; a stage has name and set")
+            raise ConfigError(f"{where}: unknown key {shown(unknown[0])}; a stage has name and set, from or fuse")
         name = entry.get("name")
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}", name):
             raise ConfigError(f"{where}: name must be a plain name (letters, digits, '_', '-'; it names the stage's folder), got {shown(name)}")
         if name in (s.name for s in out):
             raise ConfigError(f"{where}: another stage is named {name!r}")
         where = f"{where} ({name})"
+        if "fuse" in entry:
+            out.append(_fuse_stage(recipe, entry, i, name, where, out))
+            continue
+        source = _source(entry, i, where, out)
         changes = entry.get("set") or {}
         if not isinstance(changes, dict):
             raise ConfigError(f"{where}: set must map dotted keys to values, got {shown(changes)}")
         data = copy.deepcopy(recipe["config"])
         for key, value in changes.items():
             if i and str(key) == "init_from":
-                raise ConfigError(f"{where}: sets init_from, which a stage after the first takes from the stage before")
+                raise ConfigError(f"{where}: sets init_from, which a stage after the first takes from the stage it starts from")
             _set_path(data, str(key), value)
-        for text in recipe["overrides"]:
-            _set_path(data, *parse_override(text))
-        if i:
-            data["init_from"] = ""
-        try:
-            config = config_from_data(data, where)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
+        config = _config(recipe, data, i, where)
         if out:
+            first = next(s for s in out if not s.members).config
             for section in FIXED:
-                first, this = getattr(out[0].config, section), getattr(config, section)
-                if first != this:
-                    raise ConfigError(f"{where}: changes {section} ({cut(str(_changed(first, this)))}): a stage starts from the last "
-                                      f"one's network, so the game and the network are the first stage's")
-        out.append(Stage(i, name, config))
+                if getattr(first, section) != getattr(config, section):
+                    raise ConfigError(f"{where}: changes {section} ({cut(str(_changed(getattr(first, section), getattr(config, section))))}): "
+                                      f"a stage starts from another one's network, so the game and the network are the first stage's")
+        if source is not None and out[source].members:  # from a fused network: its widths
+            config = dataclasses.replace(config, net=fused_net(config.net, len(out[source].members)))
+        out.append(Stage(i, name, config, source))
     return out
 
 
-def _changed(first, this) -> list[str]:
-    import dataclasses
+def _config(recipe: dict, data: dict, i: int, where: str) -> TrainConfig:
+    """A stage's checked config: ``data`` with the command line's overrides, ``init_from`` unset after the first."""
+    for text in recipe["overrides"]:
+        _set_path(data, *parse_override(text))
+    if i:
+        data["init_from"] = ""
+    try:
+        return config_from_data(data, where)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
+
+def _source(entry: dict, i: int, where: str, before: list[Stage]) -> int | None:
+    """The index of the stage a training stage starts from: ``from``, or the one before it."""
+    if "from" not in entry:
+        return i - 1 if i else None
+    if not i:
+        raise ConfigError(f"{where}: the first stage starts from init_from or from nothing, not from another stage")
+    return _named(entry["from"], before, where, "from")
+
+
+def _named(name, before: list[Stage], where: str, key: str) -> int:
+    for stage in before:
+        if stage.name == name:
+            return stage.index
+    raise ConfigError(f"{where}: {key} {shown(name)} is not a stage before it ({', '.join(s.name for s in before) or 'none'})")
+
+
+def _fuse_stage(recipe: dict, entry: dict, i: int, name: str, where: str, before: list[Stage]) -> Stage:
+    """A stage that fuses earlier stages' networks into one (train/fuse.py), with the base config's evaluation."""
+    names = entry["fuse"]
+    if set(entry) - {"name", "fuse"}:
+        raise ConfigError(f"{where}: a fuse stage has a name and the stages it fuses, nothing else")
+    if not isinstance(names, list) or len(names) < 2 or len(set(map(str, names))) != len(names):
+        raise ConfigError(f"{where}: fuse must list at least 2 different stages before it, got {shown(names)}")
+    members = tuple(_named(n, before, where, "fuse") for n in names)
+    if any(before[m].members or before[m].config.net != before[members[0]].config.net for m in members):
+        raise ConfigError(f"{where}: fuse takes networks of the recipe's own layout, not a fused one")
+    return Stage(i, name, _config(recipe, copy.deepcopy(recipe["config"]), i, where), members=members)
+
+
+def _changed(first, this) -> list[str]:
     a, b = dataclasses.asdict(first), dataclasses.asdict(this)
     return [f"{k}: {shown(a[k])} -> {shown(b[k])}" for k in a if a[k] != b[k]]
 
@@ -202,12 +248,20 @@ def train_stages(recipe: dict, stages: list[Stage], run_dir, resume: bool = Fals
     for stage in stages:
         folder = run_dir / stage.folder
         state = _state(folder)
-        config = stage.config
-        if stage.index:
-            config = _with_init(config, run_dir / stages[stage.index - 1].folder / "final.zip")
         if state == "done":
             print(f"stage {stage.folder}: finished before, kept")
+        elif stage.members:
+            print(f"stage {stage.folder}: fusing {', '.join(stages[m].name for m in stage.members)} in {folder}")
+            if folder.is_dir():
+                shutil.rmtree(folder)
+            try:
+                fuse_run([run_dir / stages[m].folder for m in stage.members], stage.config, folder)
+            except ValueError as exc:
+                raise CheckpointError(f"stage {stage.folder}: {exc}") from None
         else:
+            config = stage.config
+            if stage.source is not None:
+                config = _with_init(config, run_dir / stages[stage.source].folder / "final.zip")
             print(f"stage {stage.folder}: {'resuming' if state == 'resume' else 'training'} in {folder}")
             if state == "new" and folder.is_dir():
                 shutil.rmtree(folder)  # stopped before its first checkpoint: nothing to lose
@@ -223,8 +277,6 @@ def train_stages(recipe: dict, stages: list[Stage], run_dir, resume: bool = Fals
 
 
 def _with_init(config: TrainConfig, model: Path) -> TrainConfig:
-    import dataclasses
-
     if not model.is_file():
         raise CheckpointError(f"{model} is missing: the stage before did not finish")
     return dataclasses.replace(config, init_from=str(model))
@@ -258,6 +310,8 @@ def recipe_card(recipe: dict, stages: list[Stage], cards: list[dict]) -> dict:
         rows.append({
             "name": stage.name,
             "folder": stage.folder,
+            "from": stages[stage.source].name if stage.source is not None else None,
+            "fused": [stages[m].name for m in stage.members] or None,
             "steps": card["steps"],
             "wall_seconds": stage_seconds(card),
             "imitation": card.get("imitation"),
