@@ -320,3 +320,53 @@ def test_imitate_first_names_its_choices():
 
     with pytest.raises(ConfigError, match="imitate.first must be one of teacher, student"):
         tiny_config(**{"imitate.first": "expert"})
+
+
+def test_a_dataset_keeps_the_teachers_games_for_another_student(tmp_path, monkeypatch):
+    import allfives_train.imitate as imitate
+
+    quiet = lambda *_: None  # noqa: E731
+    data_dir = tmp_path / "teacher"
+    cfg = tiny_config(**{"imitate.games": 120, "imitate.rounds": 1, "imitate.epochs": 1, "imitate.dataset": str(data_dir)})
+    plain = tiny_config(**{"imitate.games": 120, "imitate.rounds": 1, "imitate.epochs": 1})
+    first = imitate.warm_start(_model(cfg), cfg, _metadata(), log=quiet)
+    assert sorted(p.name for p in data_dir.iterdir()) == ["games.yaml", "teacher-0000-50.npz", "teacher-0001-50.npz", "teacher-0002-20.npz"]
+    assert first[0]["positions"] == len(gather(plain, None, 120, plain.seed, 1)), "the same positions as a run without a dataset"
+
+    # another student (other widths, rate and epochs) on the same games: the teacher plays none of them
+    monkeypatch.setattr(imitate, "play_games", lambda *args: pytest.fail("a kept chunk was played again"))
+    wide = tiny_config(**{"imitate.games": 120, "imitate.rounds": 1, "imitate.epochs": 2, "imitate.learning_rate": 5e-4,
+                          "net.pi": "[48]", "net.vf": "[48]", "imitate.dataset": str(data_dir)})
+    again = imitate.warm_start(_model(wide), wide, _metadata(), log=quiet)
+    assert again[0]["positions"] == first[0]["positions"]
+    # fewer games read the chunks they share
+    fewer = tiny_config(**{"imitate.games": 100, "imitate.rounds": 1, "imitate.epochs": 1, "imitate.dataset": str(data_dir)})
+    imitate.warm_start(_model(fewer), fewer, _metadata(), log=quiet)
+
+
+def test_a_dataset_of_other_games_is_refused_and_a_damaged_chunk_played_again(tmp_path, capsys):
+    import allfives_train.imitate as imitate
+    from allfives_train.config import ConfigError
+
+    data_dir = tmp_path / "teacher"
+    cfg = tiny_config(**{"imitate.games": 60, "imitate.rounds": 1, "imitate.epochs": 1, "imitate.dataset": str(data_dir)})
+    imitate.warm_start(_model(cfg), cfg, _metadata(), log=lambda *_: None)
+    other = tiny_config(**{"imitate.games": 60, "imitate.rounds": 1, "imitate.epochs": 1, "imitate.dataset": str(data_dir), "imitate.explore": 0.5, "seed": 4})
+    with pytest.raises(ConfigError, match=r"holds the games of another setting \(seed, explore differ"):
+        imitate.warm_start(_model(other), other, _metadata(), log=lambda *_: None)
+    (data_dir / "teacher-0001-10.npz").write_bytes(b"PK broken")
+    store = imitate.TeacherGames(data_dir, cfg)
+    assert store.read(1) is None and "unreadable" in capsys.readouterr().out and store.held() == 2
+    (data_dir / "games.yaml").write_text("[unclosed")
+    with pytest.raises(ConfigError, match="games.yaml is unreadable"):
+        imitate.TeacherGames(data_dir, cfg)
+
+
+def test_a_dataset_needs_the_teacher_to_play_round_1(tmp_path):
+    from allfives_train.config import ConfigError
+
+    with pytest.raises(ConfigError, match="imitate.dataset keeps the teacher's games of round 1"):
+        tiny_config(**{"imitate.first": "student", "imitate.dataset": str(tmp_path / "d")})
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ConfigError, match="exists and is not a folder"):
+        tiny_config(**{"imitate.dataset": str(tmp_path / "file")})

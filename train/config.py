@@ -156,6 +156,11 @@ class ImitateConfig:
     #: what the student learns from: ``move`` (the teacher's move) or ``visits`` (a search teacher's
     #: share of root visits per move, AlphaZero's soft target; the teacher must be a search)
     target: str = "move"
+    #: a folder that keeps the teacher's games of round 1 (``first: teacher``) across runs: a run
+    #: reads the chunks it holds and writes there the ones it plays, so another student (other widths,
+    #: epochs, rates or start) fits the same positions without the teacher playing them again
+    #: (train/imitate.py, ``TeacherGames``); empty: kept only while the run's warm start lasts
+    dataset: str = ""
 
 
 @dataclass
@@ -485,6 +490,10 @@ def validate(config: TrainConfig) -> None:
         (math.isfinite(config.imitate.vf_coef) and config.imitate.vf_coef >= 0, "imitate.vf_coef must be a finite number >= 0"),
         (config.imitate.target in IMITATE_TARGETS, f"imitate.target must be one of {', '.join(IMITATE_TARGETS)}"),
         (config.imitate.first in IMITATE_FIRST, f"imitate.first must be one of {', '.join(IMITATE_FIRST)}"),
+        (not config.imitate.dataset or (config.imitate.teacher and config.imitate.first == "teacher"),
+         "imitate.dataset keeps the teacher's games of round 1: it needs imitate.teacher and imitate.first: teacher"),
+        (not config.imitate.dataset or not Path(config.imitate.dataset).exists() or Path(config.imitate.dataset).is_dir(),
+         f"imitate.dataset: {cut(str(config.imitate.dataset))} exists and is not a folder"),
         (config.eval.best_against in config.eval.opponents, "eval.best_against must be one of eval.opponents"),
     ]
     for ok, message in checks:

@@ -137,8 +137,7 @@ def visit_shares(teacher, view) -> tuple[int, np.ndarray]:
 def gather(cfg, student: NumpyPolicy | None, games: int, seed: int, workers: int, keep: "ChunkStore | None" = None) -> Batch:
     """``play_games`` split over ``workers`` processes (the same positions for any ``workers``); with
     ``keep``, chunks it holds are read back instead of played, and every chunk played is written to it."""
-    chunks = [(i, min(50, games - i)) for i in range(0, games, 50)]
-    args = [(cfg, cfg.imitate.teacher, student, k, seed * 100_003 + i) for i, k in chunks]
+    args = [(cfg, cfg.imitate.teacher, student, k, seed * 100_003 + 50 * i) for i, k in _chunks(games)]
     parts = [keep.read(i) if keep is not None else None for i in range(len(args))]
     todo = [i for i, part in enumerate(parts) if part is None]
     if todo and workers > 1:
@@ -165,15 +164,7 @@ class ChunkStore:
         self.prefix = f"round{round_index + 1}"
 
     def read(self, chunk: int) -> Batch | None:
-        path = self.folder / f"{self.prefix}-chunk{chunk:04d}.npz"
-        if not path.exists():
-            return None
-        try:
-            with np.load(path, allow_pickle=False) as f:
-                return Batch(*(f[k] for k in FIELDS))
-        except (OSError, ValueError, KeyError) as exc:  # a damaged file is played again
-            print(f"imitation cache: {path.name} is unreadable ({exc}); playing its games again")
-            return None
+        return _read_chunk(self.folder / f"{self.prefix}-chunk{chunk:04d}.npz", "imitation cache")
 
     def write(self, chunk: int, batch: Batch) -> None:
         _atomic_save(self.folder / f"{self.prefix}-chunk{chunk:04d}.npz", **{k: getattr(batch, k) for k in FIELDS})
@@ -200,6 +191,90 @@ class ChunkStore:
         tmp = self.folder / f"{self.prefix}-report.json.tmp"
         tmp.write_text(json.dumps(report), encoding="utf-8")
         os.replace(tmp, self.folder / f"{self.prefix}-report.json")
+
+
+class TeacherGames:
+    """``imitate.dataset``: the teacher's games of round 1 kept in a folder across runs, in the chunks
+    ``gather`` plays (file ``teacher-CHUNK-GAMES.npz``), for every run whose games they are: the folder's
+    ``games.yaml`` holds ``games_stamp`` (what those games depend on), and one of another stamp is
+    refused naming what differs. A damaged chunk is played again and rewritten."""
+
+    STAMP = "games.yaml"
+
+    def __init__(self, folder, cfg) -> None:
+        import yaml
+
+        from .config import ConfigError
+
+        self.folder = Path(folder)
+        self.sizes = dict(_chunks(cfg.imitate.games))
+        stamp = games_stamp(cfg)
+        path = self.folder / self.STAMP
+        if path.is_file():
+            try:
+                held = yaml.safe_load(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError, yaml.YAMLError) as exc:
+                raise ConfigError(f"imitate.dataset: {path} is unreadable ({exc}); use another folder") from None
+            if held != stamp:
+                differ = [k for k in stamp if not isinstance(held, dict) or held.get(k) != stamp[k]]
+                raise ConfigError(f"imitate.dataset: {self.folder} holds the games of another setting ({', '.join(differ) or 'its stamp'} "
+                                  f"differ: {cut_text(str({k: held.get(k) for k in differ} if isinstance(held, dict) else held))}); use another folder")
+        else:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_text(yaml.safe_dump(stamp, sort_keys=True), encoding="utf-8")
+            os.replace(tmp, path)
+
+    def _path(self, chunk: int) -> Path:
+        return self.folder / f"teacher-{chunk:04d}-{self.sizes[chunk]}.npz"
+
+    def read(self, chunk: int) -> Batch | None:
+        return _read_chunk(self._path(chunk), "imitate.dataset")
+
+    def write(self, chunk: int, batch: Batch) -> None:
+        _atomic_save(self._path(chunk), **{k: getattr(batch, k) for k in FIELDS})
+
+    def held(self) -> int:
+        """How many of this run's chunks the folder holds."""
+        return sum(self._path(i).is_file() for i in self.sizes)
+
+
+def games_stamp(cfg) -> dict:
+    """What the teacher's games of round 1 depend on: the game and its rewards, the pool's heuristics
+    and partner, the observation, the seed, the teacher and its target, the random moves, the discount."""
+    return {
+        "game": dataclasses.asdict(cfg.game),
+        "pool": {"heuristics": dict(cfg.pool.heuristics), "partner": cfg.pool.partner},
+        "observation": {"obs_version": cfg.net.obs_version, "critic": cfg.net.critic},
+        "seed": cfg.seed,
+        "teacher": cfg.imitate.teacher,
+        "target": cfg.imitate.target,
+        "explore": float(cfg.imitate.explore),
+        "gamma": float(cfg.ppo["gamma"]),
+    }
+
+
+def cut_text(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _chunks(games: int) -> list[tuple[int, int]]:
+    """The chunks of ``games``: (index, games in it), 50 a chunk."""
+    return [(i // 50, min(50, games - i)) for i in range(0, games, 50)]
+
+
+def _read_chunk(path: Path, what: str) -> Batch | None:
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            batch = Batch(*(f[k] for k in FIELDS))
+        if len({len(batch.obs), len(batch.mask), len(batch.action), len(batch.ret)}) != 1:
+            raise ValueError("its arrays have different lengths")
+        return batch
+    except (OSError, ValueError, KeyError, EOFError) as exc:  # a damaged file is played again
+        print(f"{what}: {path.name} is unreadable ({exc}); playing its games again")
+        return None
 
 
 def _atomic_save(path: Path, **arrays) -> None:
@@ -315,7 +390,11 @@ def warm_start(model, cfg, metadata: dict, log=print, cache: Path | None = None)
         done = keep.fitted() if keep is not None else None
         by_teacher = r == 0 and imitate.first == "teacher"
         student = None if by_teacher else NumpyPolicy.from_sb3(model.policy, metadata)
-        parts.append(gather(cfg, student, imitate.games, cfg.seed + 1000 * r, imitate.workers, keep))
+        games = keep
+        if by_teacher and imitate.dataset:
+            games = TeacherGames(imitate.dataset, cfg)
+            log(f"imitation round 1: {games.held()} of {len(games.sizes)} chunks of the teacher's games in {imitate.dataset}")
+        parts.append(gather(cfg, student, imitate.games, cfg.seed + 1000 * r, imitate.workers, games))
         data = Batch.concat(parts)
         who = "the teacher" if by_teacher else "the student"
         log(f"imitation round {r + 1}/{imitate.rounds}: {len(parts[-1])} positions played by {who} (explore {imitate.explore}), {len(data)} in all")
