@@ -57,3 +57,12 @@ def final_evaluation(agent: Agent | str, cfg, rules, run_dir, label) -> list[dic
     print(table)
     atomic_write(run_dir / "eval.txt", (table + "\n").encode())
     return rows
+
+
+#: what a run's card keeps of each final-evaluation row
+CARD_FIELDS = ("opponent", "games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff")
+
+
+def card_rows(rows: list[dict]) -> list[dict]:
+    """The final evaluation's rows as a run's card keeps them (``CARD_FIELDS``)."""
+    return [{k: r[k] for k in CARD_FIELDS} for r in rows]

@@ -119,7 +119,7 @@ def fuse_run(members: list, config: TrainConfig, run_dir, evaluate: bool = True)
     with the fused widths) and ``card.json`` with the members and, given ``evaluate``, the final
     evaluation of ``config.eval``. Returns the card."""
     from .config import CONFIG_NAME, to_yaml
-    from .evaluate import final_evaluation
+    from .evaluate import card_rows, final_evaluation
 
     started = time.time()
     run_dir = Path(run_dir)
@@ -142,7 +142,7 @@ def fuse_run(members: list, config: TrainConfig, run_dir, evaluate: bool = True)
         "obs_version": meta["obs_version"],
         "rules": rules.to_dict(),
         "fused_from": [{"run": str(m), "steps": c["steps"], "wall_seconds": c["wall_seconds"]} for m, c in zip(members, cards)],
-        "final_evaluation": [{k: r[k] for k in ("opponent", "games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff")} for r in rows],
+        "final_evaluation": card_rows(rows),
         "config": dataclasses.asdict(wide),
     }
     atomic_write(run_dir / "card.json", (json.dumps(card, indent=1) + "\n").encode())

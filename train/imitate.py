@@ -204,7 +204,7 @@ class TeacherGames:
     def __init__(self, folder, cfg) -> None:
         import yaml
 
-        from .config import ConfigError
+        from .config import ConfigError, cut
 
         self.folder = Path(folder)
         self.sizes = dict(_chunks(cfg.imitate.games))
@@ -218,7 +218,7 @@ class TeacherGames:
             if held != stamp:
                 differ = [k for k in stamp if not isinstance(held, dict) or held.get(k) != stamp[k]]
                 raise ConfigError(f"imitate.dataset: {self.folder} holds the games of another setting ({', '.join(differ) or 'its stamp'} "
-                                  f"differ: {cut_text(str({k: held.get(k) for k in differ} if isinstance(held, dict) else held))}); use another folder")
+                                  f"differ: {cut(str({k: held.get(k) for k in differ} if isinstance(held, dict) else held))}); use another folder")
         else:
             self.folder.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(path.name + ".tmp")
@@ -252,10 +252,6 @@ def games_stamp(cfg) -> dict:
         "explore": float(cfg.imitate.explore),
         "gamma": float(cfg.ppo["gamma"]),
     }
-
-
-def cut_text(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _chunks(games: int) -> list[tuple[int, int]]:

@@ -32,7 +32,7 @@ import allfives_agents
 
 from .checkpoint import CheckpointError, atomic_write
 from .config import CONFIG_NAME, ConfigError, resume_changes, resumed_run_config, saved_run_config, to_yaml
-from .evaluate import final_evaluation
+from .evaluate import card_rows, final_evaluation
 from .pool import OpponentPool, check_snapshots
 from .rllib_config import RESUMABLE, RLlibConfig, load_rllib_config
 from .rllib_export import METADATA_NAME, export_rllib
@@ -134,7 +134,7 @@ def train_rllib(cfg: RLlibConfig, run_dir, resume: bool = False, progress: bool 
         "wall_seconds": round(wall, 1),
         "obs_version": cfg.net.obs_version,
         "rules": rules.to_dict(),
-        "final_evaluation": [{k: r[k] for k in ("opponent", "games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff")} for r in rows],
+        "final_evaluation": card_rows(rows),
         "config": dataclasses.asdict(cfg),
     }
     atomic_write(run_dir / "card.json", (json.dumps(card, indent=1) + "\n").encode())

@@ -142,7 +142,7 @@ def stages_of(recipe: dict) -> list[Stage]:
             _set_path(data, str(key), value)
         config = _config(recipe, data, i, where)
         if out:
-            first = next(s for s in out if not s.members).config
+            first = out[0].config  # a fuse stage needs stages before it: the first trains
             for section in FIXED:
                 if getattr(first, section) != getattr(config, section):
                     raise ConfigError(f"{where}: changes {section} ({cut(str(_changed(getattr(first, section), getattr(config, section))))}): "
@@ -268,8 +268,7 @@ def train_stages(recipe: dict, stages: list[Stage], run_dir, resume: bool = Fals
             train(config, folder, state == "resume", progress_bar)
         cards.append(_read_card(folder))
     for name in FILES:
-        shutil.copyfile(run_dir / stages[-1].folder / name, run_dir / f".{name}.tmp")
-        (run_dir / f".{name}.tmp").replace(run_dir / name)
+        atomic_write(run_dir / name, (run_dir / stages[-1].folder / name).read_bytes())
     card = recipe_card(recipe, stages, cards)
     atomic_write(run_dir / "card.json", (json.dumps(card, indent=1) + "\n").encode())
     print(f"stages done in {time.time() - started:.0f} s this time; the recipe's card: {run_dir / 'card.json'}")

@@ -32,7 +32,7 @@ from . import curve, history
 from .checkpoint import CHECKPOINT_DIR, LATEST, CheckpointError, atomic_write, check_model, load_model, load_state, resume_point, save_checkpoint, set_rng_state
 from .config import CONFIG_NAME, ConfigError, TrainConfig, load_config, resume_changes, resumed_run_config, saved_run_config, to_yaml
 from .envs import make_env_fn
-from .evaluate import final_evaluation
+from .evaluate import card_rows, final_evaluation
 from .pool import OpponentPool, check_snapshots
 
 #: the resolved config, saved in the run directory; a resume continues with it
@@ -179,7 +179,7 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
         "rules": rules.to_dict(),
         "best": {"win_rate": tracker["best"], "steps": tracker["best_steps"], "against": cfg.eval.best_against},
         "imitation": imitation_reports(run_dir),
-        "final_evaluation": [{k: r[k] for k in ("opponent", "games", "a_wins", "a_win_rate", "ci_low", "ci_high", "mean_score_diff")} for r in rows],
+        "final_evaluation": card_rows(rows),
         "learning_curve": curve.write(run_dir, title=f"{cfg.name}: win rate by steps and time"),
         "config": dataclasses.asdict(cfg),
     }
