@@ -123,7 +123,7 @@ def sb3_needs(cfg) -> list[Need]:
         Need(max(cfg.eval.games, cfg.eval.final_games) * GAME_BYTES, ("eval.games", "eval.final_games"), "an evaluation's games"),
     ]
     if cfg.imitate.teacher:
-        positions = cfg.imitate.games * cfg.imitate.rounds * POSITIONS_PER_GAME
+        positions = cfg.imitate.games * max(cfg.imitate.rounds, 1) * POSITIONS_PER_GAME
         needs.append(Need(positions * (obs + NUM_ACTIONS) * FLOAT, ("imitate.games", "imitate.rounds"),
                           f"a warm start's {positions} positions"))
     return needs

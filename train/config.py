@@ -138,7 +138,8 @@ class ImitateConfig:
 
     #: an agent spec (``expert``, ``ismcts:iters=200``); empty: no warm start
     teacher: str = ""
-    #: round 1: ``first`` plays the learner's seats; later rounds: the student does
+    #: round 1: ``first`` plays the learner's seats; later rounds: the student does; 0 (with
+    #: ``anchor``): no warm start, the teacher's games only anchor PPO
     rounds: int = 2
     #: who plays round 1: ``teacher``, or ``student`` (the network warm-started, ``init_from``: DAgger
     #: from the first round, the teacher labelling the positions the student reaches)
@@ -161,6 +162,11 @@ class ImitateConfig:
     #: epochs, rates or start) fits the same positions without the teacher playing them again
     #: (train/imitate.py, ``TeacherGames``); empty: kept only while the run's warm start lasts
     dataset: str = ""
+    #: minibatches of the teacher's positions in ``dataset`` fitted before each PPO update, so PPO
+    #: improves the policy while it keeps the teacher's choices (train/anchor.py); 0: none
+    anchor: int = 0
+    #: the weight of the anchor's cross-entropy, stepped by PPO's optimizer at PPO's learning rate
+    anchor_coef: float = 1.0
 
 
 @dataclass
@@ -483,7 +489,13 @@ def validate(config: TrainConfig) -> None:
         (all(n >= 1 for n in config.net.pi + config.net.vf), "net layer sizes must be positive"),
         (config.eval.every >= 1 and config.eval.games >= 2 and config.eval.final_games >= 2, "eval.every >= 1, eval.games and eval.final_games >= 2"),
         (config.eval.workers >= 1, "eval.workers must be at least 1"),
-        (config.imitate.rounds >= 1 and config.imitate.games >= 1 and config.imitate.epochs >= 1, "imitate.rounds, imitate.games and imitate.epochs must be at least 1"),
+        (config.imitate.games >= 1 and config.imitate.epochs >= 1, "imitate.games and imitate.epochs must be at least 1"),
+        (config.imitate.rounds >= 1 or (config.imitate.rounds == 0 and config.imitate.anchor >= 1),
+         "imitate.rounds must be at least 1 (0 only with imitate.anchor: the teacher's games anchor PPO, no warm start)"),
+        (config.imitate.anchor >= 0, "imitate.anchor must be 0 (none) or more minibatches per PPO update"),
+        (not config.imitate.anchor or (config.imitate.dataset and config.total_steps >= 1),
+         "imitate.anchor fits the teacher's games kept in imitate.dataset during PPO: it needs imitate.dataset and total_steps of at least 1"),
+        (math.isfinite(config.imitate.anchor_coef) and config.imitate.anchor_coef > 0, "imitate.anchor_coef must be a finite number > 0"),
         (0.0 <= config.imitate.explore <= 1.0, "imitate.explore must be in [0, 1]"),
         (config.imitate.batch_size >= 1 and config.imitate.workers >= 1, "imitate.batch_size and imitate.workers must be at least 1"),
         (math.isfinite(config.imitate.learning_rate) and config.imitate.learning_rate > 0, "imitate.learning_rate must be a finite number > 0"),

@@ -108,7 +108,7 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
             model = new_model(cfg, env, run_dir / "tb")
             if cfg.init_from:
                 init_weights(model, cfg.init_from)
-            if cfg.imitate.teacher:
+            if cfg.imitate.teacher and cfg.imitate.rounds:
                 from .imitate import open_cache, warm_start
 
                 if cache.exists() and not stopped:
@@ -137,6 +137,11 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
             CheckpointCallback(cfg.checkpoint_every, save),
             ThreadsCallback(cfg.torch_threads, cfg.update_threads or cfg.torch_threads),
         ]
+        if cfg.imitate.anchor:
+            from .anchor import AnchorCallback, teacher_positions
+
+            imitate = cfg.imitate
+            callbacks.append(AnchorCallback(teacher_positions(cfg), imitate.anchor, imitate.batch_size, imitate.anchor_coef, cfg.seed))
         if progress_bar:  # a bar on a terminal, else a line every LOG_EVERY_S seconds (a file, a pipe)
             callbacks.append(Progress(cfg.total_steps, lambda: evaluations.last, bar=is_terminal(sys.stderr)))
 
