@@ -70,6 +70,11 @@ def fused_net(net, k: int):
     return dataclasses.replace(net, pi=[k * w for w in net.pi], vf=[k * w for w in net.vf], scorer_width=k * net.scorer_width)
 
 
+def fused_config(config: TrainConfig, k: int) -> TrainConfig:
+    """The config of K fused members of ``config``: ``fused_net`` widths, nothing to start from, no PPO."""
+    return dataclasses.replace(config, net=fused_net(config.net, k), init_from="", total_steps=0)
+
+
 def fuse_models(paths: list, config: TrainConfig, out: Path) -> dict:
     """Write the fused model of the model zips ``paths`` (each a network of ``config``) to ``out``;
     return its metadata. ``ValueError`` naming the file or the layer that does not fit."""
@@ -94,7 +99,7 @@ def fuse_models(paths: list, config: TrainConfig, out: Path) -> dict:
         except (CheckpointError, OSError, ValueError, KeyError, RuntimeError) as exc:
             raise ValueError(f"{path} is not a readable model zip: {str(exc)[:300]}") from None
     fused = fuse_states(states)
-    wide = dataclasses.replace(config, net=fused_net(config.net, len(paths)), init_from="")
+    wide = fused_config(config, len(paths))
     env = DummyVecEnv([make_env_fn(wide, 0, list(wide.pool.heuristics), list(wide.pool.heuristics.values()))])
     try:
         with tempfile.TemporaryDirectory() as tb:
@@ -126,7 +131,7 @@ def fuse_run(members: list, config: TrainConfig, run_dir, evaluate: bool = True)
     run_dir.mkdir(parents=True, exist_ok=True)
     members = [Path(m) for m in members]
     cards = [_member_card(m) for m in members]
-    wide = dataclasses.replace(config, net=fused_net(config.net, len(members)), init_from="", total_steps=0)
+    wide = fused_config(config, len(members))
     meta = fuse_models([m / "final.zip" for m in members], config, run_dir / "final.zip")
     shutil.copyfile(run_dir / "final.zip", run_dir / "best.zip")
     atomic_write(run_dir / CONFIG_NAME, to_yaml(wide).encode())
