@@ -359,3 +359,17 @@ def test_point_sources_splits_a_tournament_by_seat_and_adds_up_to_the_final_scor
         (tmp_path / "run" / "games.jsonl").write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
         broken = subprocess.run([*script, tmp_path / "run", "--agent", "greedy"], capture_output=True, text=True, timeout=120)
         assert broken.returncode == 2 and fault in broken.stderr and "Traceback" not in broken.stderr
+
+
+def test_teacher_agreement_counts_a_copy_of_the_teacher_as_agreeing_everywhere():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "teacher_agreement.py"), "--config", str(ROOT / "configs" / "tiny_test.yaml"),
+         "--teacher", "ismcts:iters=20", "--games", "2", "--seed", "1", "--agent", "ismcts:iters=20", "--agent", "random"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["positions"] > 10 and 0 < report["teacher_self_agreement"] < 1
+    same, chance = report["agents"]["ismcts:iters=20"], report["agents"]["random"]
+    assert same == {"agreement": 1.0, "where_consistent": 1.0, "where_inconsistent": 1.0}, "seed 1 is the teacher's first copy"
+    assert chance["agreement"] < 1.0
