@@ -1,6 +1,7 @@
 """The warm start of train/imitate.py: its data, determinism, learning, and a run that uses it."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -225,6 +226,49 @@ def test_a_run_killed_in_its_warm_start_resumes_it(tmp_path):
     assert whole.returncode == 0, whole.stderr
     got, want = (json.loads((d / "imitation.json").read_text()) for d in (run_dir, whole_dir))
     assert [(r["positions"], r["agreement"]) for r in got] == [(r["positions"], r["agreement"]) for r in want] and kept
+
+
+def _children(pid: int) -> set[int]:
+    from pathlib import Path
+
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found |= {int(c) for c in (task / "children").read_text().split()}
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads a process's children from /proc")
+def test_sigterm_stops_a_warm_start_and_its_worker_processes_and_the_run_resumes(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = ["net.obs_version=2", "imitate.teacher=ismcts:iters=4", "imitate.games=300", "imitate.rounds=1",
+            "imitate.epochs=1", "imitate.workers=2", "total_steps=512"]
+    run_dir = tmp_path / "run"
+    command = [sys.executable, "-m", "allfives.cli.main", "train", "--config", str(TINY), "--run-dir", str(run_dir), "--no-progress", *args]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not (run_dir / "imitation" / "round1-chunk0000.npz").exists() and time.monotonic() < deadline:
+            assert process.poll() is None, "the run ended before its first chunk"
+            time.sleep(0.05)
+        workers = _children(process.pid)
+        assert len(workers) >= 2, "the games are played by worker processes"
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130 and "interrupted" in err, err
+    time.sleep(1)
+    alive = [pid for pid in workers if os.path.exists(f"/proc/{pid}") and "zombie" not in open(f"/proc/{pid}/status").read()]
+    assert not alive, f"worker processes left playing: {alive}"
+    resumed = run_cli("train", "--run-dir", run_dir, "--resume", "--no-progress")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming the warm start of {run_dir}" in resumed.stdout
 
 
 def test_total_steps_0_is_behaviour_cloning_alone_and_needs_a_teacher(tmp_path):

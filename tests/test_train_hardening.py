@@ -395,3 +395,35 @@ def test_train_refuses_a_resume_with_another_config_before_writing(tmp_path):
     with pytest.raises(ConfigError, match="game.num_players"):
         train(load_config(TINY, ["game.num_players=4"]), run, resume=True, progress_bar=False)
     assert (run / "config.yaml").read_text() == saved
+
+
+@pytest.mark.slow
+def test_sigterm_stops_training_as_ctrl_c_does_with_a_checkpoint_to_resume_from(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from helpers import run_cli
+
+    run_dir = tmp_path / "run"
+    command = [sys.executable, "-m", "allfives.cli.main", "train", "--config", str(TINY), "--run-dir", str(run_dir), "--no-progress",
+               "total_steps=10000000", "vec_env=dummy", "checkpoint_every=100000000", "eval.every=100000000"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (run_dir / "tb").exists() and time.monotonic() < deadline:
+            assert process.poll() is None, "the run ended early"
+            time.sleep(0.05)
+        time.sleep(3)  # into PPO, past any checkpoint the run writes by itself
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err
+    assert "checkpoint saved; continue with --resume" in out
+    steps = latest_checkpoint(run_dir).steps
+    assert steps > 0
+    resumed = run_cli("train", "--run-dir", run_dir, "--resume", "total_steps=" + str(steps + 256), "--no-progress")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming {run_dir} from step {steps}" in resumed.stdout

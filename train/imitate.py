@@ -32,7 +32,6 @@ import os
 import random
 import shutil
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,12 +140,17 @@ def gather(cfg, student: NumpyPolicy | None, games: int, seed: int, workers: int
     parts = [keep.read(i) if keep is not None else None for i in range(len(args))]
     todo = [i for i, part in enumerate(parts) if part is None]
     if todo and workers > 1:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:  # safe beside torch
-            played = pool.map(play_games, *zip(*(args[i] for i in todo)))
-            _fill(parts, todo, played, keep)
+        # spawned (safe beside torch); leaving the block terminates the workers, so a run stopped here
+        # (Ctrl-C, SIGTERM) leaves none playing on
+        with multiprocessing.get_context("spawn").Pool(workers) as pool:
+            _fill(parts, todo, pool.imap(_play_chunk, [args[i] for i in todo]), keep)
     else:
         _fill(parts, todo, (play_games(*args[i]) for i in todo), keep)
     return Batch.concat(parts)
+
+
+def _play_chunk(args: tuple) -> Batch:
+    return play_games(*args)
 
 
 def _fill(parts: list, todo: list[int], played, keep) -> None:

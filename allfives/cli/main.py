@@ -51,11 +51,18 @@ def main_thread_takes_ctrl_c():
         signal.pthread_sigmask(signal.SIG_SETMASK, saved)
 
 
+def _terminated(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     with main_thread_takes_ctrl_c():
         import numpy  # noqa: F401  (its BLAS threads start here, deaf to Ctrl-C)
     parser = build_parser()
     args = parser.parse_args(argv)
+    # SIGTERM (kill, timeout, a scheduler's preemption) stops a command as Ctrl-C does: a run saves its
+    # checkpoint and says how to resume, and worker processes are stopped with it
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         return int(args.run(args) or 0)
     except CLIError as exc:
