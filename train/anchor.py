@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
-from .imitate import Batch, TeacherGames, gather, soft_cross_entropy
+from .imitate import Batch, TeacherGames, gather, teacher_loss
 
 
 def teacher_positions(cfg) -> Batch:
@@ -54,12 +54,7 @@ class AnchorCallback(BaseCallback):
         total = 0.0
         for rows in self.draws(self.model.num_timesteps):
             idx = torch.as_tensor(rows)
-            obs, mask = self.t["obs"][idx], self.t["mask"][idx]
-            if self.soft:
-                loss = soft_cross_entropy(policy.get_distribution(obs, mask), self.t["visits"][idx]).mean()
-            else:
-                _, logp, _ = policy.evaluate_actions(obs, self.t["action"][idx], mask)
-                loss = -logp.mean()
+            loss = teacher_loss(policy, *(self.t[k][idx] for k in ("obs", "mask", "action", "visits")), self.soft)
             policy.optimizer.zero_grad()
             (self.coef * loss).backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), self.model.max_grad_norm)

@@ -343,12 +343,8 @@ def fit(model, data: Batch, cfg, log) -> dict:
         total_pi = total_v = 0.0
         for start in range(0, len(train), imitate.batch_size):
             idx = torch.as_tensor(train[start : start + imitate.batch_size])
-            if soft:
-                values = policy.predict_values(t["obs"][idx])
-                loss_pi = soft_cross_entropy(policy.get_distribution(t["obs"][idx], t["mask"][idx]), t["visits"][idx]).mean()
-            else:
-                values, logp, _ = policy.evaluate_actions(t["obs"][idx], t["action"][idx], t["mask"][idx])
-                loss_pi = -logp.mean()
+            values = policy.predict_values(t["obs"][idx])
+            loss_pi = teacher_loss(policy, *(t[k][idx] for k in ("obs", "mask", "action", "visits")), soft)
             loss_v = torch.nn.functional.mse_loss(values.flatten(), t["ret"][idx])
             loss = loss_pi + imitate.vf_coef * loss_v
             optimizer.zero_grad()
@@ -365,6 +361,15 @@ def fit(model, data: Batch, cfg, log) -> dict:
         several = t["mask"][idx].sum(-1) > 1
         agree = float((choice == t["action"][idx])[several].float().mean()) if bool(several.any()) else 1.0
     return {"positions": len(data), "agreement": agree}
+
+
+def teacher_loss(policy, obs, mask, action, visits, soft: bool):
+    """The policy's loss on a minibatch of the teacher's positions: the cross-entropy to its visit
+    shares (``soft``) or to its move, over the legal moves; a mean over the minibatch."""
+    if soft:
+        return soft_cross_entropy(policy.get_distribution(obs, mask), visits).mean()
+    _, logp, _ = policy.evaluate_actions(obs, action, mask)
+    return -logp.mean()
 
 
 def soft_cross_entropy(dist, target):
