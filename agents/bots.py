@@ -116,8 +116,8 @@ def _tournament(spec: str, n: int, seed: int) -> str:
 
 _FAST = {
     (2, False): _ship_setting(2, 74.2, (72.2, 76.1), 0.39),
-    (3, False): _ship_setting(3, 58.3, (56.8, 59.8), 0.22),
-    (4, True): _ship_setting(4, 66.05, (64.0, 68.1), 0.37),
+    (3, False): _ship_setting(3, 61.4, (59.9, 62.9), 0.22),
+    (4, True): _ship_setting(4, 65.4, (63.3, 67.5), 0.37),
 }
 _STRONG = {
     (2, False): Setting(_SEARCH_2P, Measured(80.8, (79.0, 82.5), _tournament(_SEARCH_2P, 2, 17), 16.6, _TIME.format(n=2))),

@@ -9,7 +9,12 @@ two runs' own intervals, since the luck of each deal cancels. This reads both ru
 mean paired difference with a 95% interval over deals (a normal interval of the per-deal
 differences; a deal is the unit, as its seat-swapped games share its luck).
 
+Several pairs of runs (each pair on its own deal set: other seeds, other tournaments) pool into one
+difference over all their deals: ``A1 B1 A2 B2 ...``. ``--against NAME`` keeps only the games the
+agent played against that agent (one pairing of a round robin).
+
     python benchmarks/paired_runs.py runs/new runs/old --agent-a "ismcts:iters=100,policy=allfives_2p,belief=policy" --agent-b "ismcts:iters=100,policy=allfives_2p"
+    python benchmarks/paired_runs.py new_s43 old_s43 new_s18 old_s18 --agent-a ppo:NEW.zip --agent-b ppo:OLD.zip --against expert
 """
 
 from __future__ import annotations
@@ -31,8 +36,8 @@ class RunError(ValueError):
     """A run that cannot be compared; the message names the file and the problem."""
 
 
-def shares(run: Path, agent: str) -> dict[tuple[int, tuple[int, ...]], float]:
-    """Per game (deal seed, the agent's seats): the agent's share of its meetings with the other
+def shares(run: Path, agent: str, against: str | None = None) -> dict[tuple, float]:
+    """Per game (the other agents, the deal seed, the agent's seats): the agent's share of its meetings with the other
     agents' sides (``meeting_share``, as the tournament counts them: 1 ahead, 0 behind, 0.5 level),
     the mean over them where it meets more than one (3 players; a repeated agent, once per seat)."""
     path = Path(run) / "games.jsonl"
@@ -47,15 +52,18 @@ def shares(run: Path, agent: str) -> dict[tuple[int, tuple[int, ...]], float]:
                 rules = Rules.from_dict(record["rules"])
                 scores = record["final_scores"]
                 seats = [s for s, name in enumerate(players) if name == agent]
+                if against is not None and {name for name in players if name != agent} != {against}:
+                    continue
                 mine = {rules.side_of[s] for s in seats}
                 others = {rules.side_of[s] for s, name in enumerate(players) if name != agent} - mine
                 meetings = [meeting_share(winner, scores, u, v) for u in mine for v in others]
             except (ValueError, KeyError, TypeError, IndexError) as exc:
                 raise RunError(f"{path}, line {number}: not a game record: {exc}") from None
-            if meetings:
-                out[(seed, tuple(seats))] = sum(meetings) / len(meetings)
+            if meetings:  # a round robin plays each deal once per pairing: the opponents are in the key
+                opponents = tuple(sorted({name for name in players if name != agent}))
+                out[(opponents, seed, tuple(seats))] = sum(meetings) / len(meetings)
     if not out:
-        raise RunError(f"{path}: no game of {agent!r}")
+        raise RunError(f"{path}: no game of {agent!r}" + (f" against {against!r}" if against is not None else ""))
     return out
 
 
@@ -64,9 +72,9 @@ def compare(a: dict, b: dict) -> dict:
     keys = sorted(set(a) & set(b))
     if not keys:
         raise RunError("the runs share no game: were they played with the same --seed?")
-    per_deal: dict[int, list[float]] = defaultdict(list)
+    per_deal: dict[tuple, list[float]] = defaultdict(list)
     for key in keys:
-        per_deal[key[0]].append(a[key] - b[key])
+        per_deal[key[:-1]].append(a[key] - b[key])  # all but the seats: the deal
     diffs = [sum(d) / len(d) for d in per_deal.values()]
     n = len(diffs)
     mean = sum(diffs) / n
@@ -78,14 +86,21 @@ def compare(a: dict, b: dict) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("run_a", help="the --out folder of the first run")
-    parser.add_argument("run_b", help="the --out folder of the second run (the same --seed)")
+    parser.add_argument("runs", nargs="+", metavar="RUN_A RUN_B", help="the --out folders of a pair of runs on the same --seed; more pairs pool their deals")
     parser.add_argument("--agent-a", required=True, help="the agent's label in the first run")
     parser.add_argument("--agent-b", required=True, help="the agent's label in the second run")
+    parser.add_argument("--against", help="only the games against this agent (its label in the runs)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if len(args.runs) % 2:
+        parser.error(f"runs come in pairs (RUN_A RUN_B ...), got {len(args.runs)}")
     try:
-        report = compare(shares(Path(args.run_a), args.agent_a), shares(Path(args.run_b), args.agent_b))
+        a, b = {}, {}
+        for i in range(0, len(args.runs), 2):
+            pair = i // 2
+            a.update({(pair, *k): v for k, v in shares(Path(args.runs[i]), args.agent_a, args.against).items()})
+            b.update({(pair, *k): v for k, v in shares(Path(args.runs[i + 1]), args.agent_b, args.against).items()})
+        report = compare(a, b)
     except RunError as exc:
         print(f"paired_runs: {exc}", file=sys.stderr)
         return 2

@@ -373,3 +373,35 @@ def test_teacher_agreement_counts_a_copy_of_the_teacher_as_agreeing_everywhere()
     same, chance = report["agents"]["ismcts:iters=20"], report["agents"]["random"]
     assert same == {"agreement": 1.0, "where_consistent": 1.0, "where_inconsistent": 1.0}, "seed 1 is the teacher's first copy"
     assert chance["agreement"] < 1.0
+
+
+def test_paired_runs_pools_deal_sets_and_keeps_one_pairing_of_a_round_robin(tmp_path):
+    from helpers import run_cli
+
+    def paired(*args):
+        result = subprocess.run([*PAIRED_RUNS, *args, "--agent-a", "greedy", "--agent-b", "random", "--json"],
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+    for name, agent, seed in (("a1", "greedy", "4"), ("b1", "random", "4"), ("a2", "greedy", "9"), ("b2", "random", "9")):
+        out = run_cli("tournament", "--agents", agent, "expert", "--games", "8", "--seed", seed, "--out", tmp_path / name)
+        assert out.returncode == 0, out.stderr
+    one, two = paired(tmp_path / "a1", tmp_path / "b1"), paired(tmp_path / "a2", tmp_path / "b2")
+    both = paired(tmp_path / "a1", tmp_path / "b1", tmp_path / "a2", tmp_path / "b2")
+    assert both["games"] == one["games"] + two["games"] and both["deals"] == one["deals"] + two["deals"]
+    assert both["difference"] == pytest.approx((one["difference"] * one["deals"] + two["difference"] * two["deals"]) / both["deals"], abs=1e-4)
+    odd = subprocess.run([*PAIRED_RUNS, tmp_path / "a1", tmp_path / "b1", tmp_path / "a2", "--agent-a", "greedy", "--agent-b", "random"],
+                         capture_output=True, text=True, timeout=120)
+    assert odd.returncode == 2 and "runs come in pairs" in odd.stderr
+
+    # a round robin plays every deal once per pairing: each pairing's games count, and --against keeps one
+    for name, agent in (("ra", "greedy"), ("rb", "ismcts:iters=2")):
+        out = run_cli("tournament", "--agents", agent, "expert", "random", "--games", "4", "--seed", "4", "--out", tmp_path / name)
+        assert out.returncode == 0, out.stderr
+    rr = [tmp_path / "ra", tmp_path / "rb", "--agent-a", "greedy", "--agent-b", "ismcts:iters=2", "--json"]
+    every = json.loads(subprocess.run([*PAIRED_RUNS, *rr], capture_output=True, text=True, timeout=120).stdout)
+    expert = json.loads(subprocess.run([*PAIRED_RUNS, *rr, "--against", "expert"], capture_output=True, text=True, timeout=120).stdout)
+    assert every["games"] == 8 and expert["games"] == 4 and expert["deals"] == 2
+    rates = json.loads((tmp_path / "ra" / "results.json").read_text())["pairings"]
+    assert expert["a_rate"] == pytest.approx(next(p["a_win_rate"] for p in rates if {p["a"], p["b"]} == {"greedy", "expert"} and p["a"] == "greedy"), abs=1e-4)

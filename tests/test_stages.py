@@ -1,6 +1,7 @@
 """Recipes of stages (train/stages.py): one config trains several runs, each from the last one's
 network, resumes where it stopped, and leaves a run that ships like any other."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -29,14 +30,23 @@ def recipe_file(tmp_path, stages=STAGES, **top) -> Path:
     return path
 
 
-def test_the_shipped_4p_recipe_is_its_three_commands():
-    recipe, stages = load_recipe(ROOT / "configs" / "allfives_4p.yaml")
+@pytest.mark.parametrize("players", [3, 4])
+def test_a_shipped_recipe_is_the_three_commands_in_its_model_card(players):
+    import shlex
+
+    recipe, stages = load_recipe(ROOT / "configs" / f"allfives_{players}p.yaml")
     assert [s.name for s in stages] == ["ppo", "expert_iteration", "polish"]
-    ppo, teacher, polish = (s.config for s in stages)
-    assert ppo == load_config(ROOT / "configs" / "ppo_4p.yaml")
-    assert (teacher.imitate.teacher, teacher.imitate.target, teacher.imitate.games, teacher.total_steps) == ("strong", "visits", 1000, 0)
-    assert (polish.lr_decay, polish.total_steps, polish.imitate.teacher) == ("linear", 1_500_000, "")
-    assert {s.config.net == ppo.net and s.config.game == ppo.game for s in stages} == {True}
+    commands = json.loads((ROOT / "models" / f"allfives_{players}p.json").read_text())["recipe"]
+    assert len(commands) == 4 and commands[3].startswith("python -m allfives_train.ship")
+    for stage, command in zip(stages, commands):
+        words = shlex.split(command)
+        base = words[words.index("--config") + 1]
+        overrides = [w for w in words if "=" in w and not w.startswith("init_from=")]  # a stage starts from the one before
+        want = load_config(ROOT / base, overrides)
+        assert stage.config.imitate == dataclasses.replace(want.imitate, dataset=stage.config.imitate.dataset), stage.name
+        assert stage.config == dataclasses.replace(want, imitate=stage.config.imitate), stage.name
+    teacher = stages[1].config.imitate
+    assert (teacher.teacher, teacher.target, teacher.dataset) == ("strong", "visits", f"runs/teacher_{players}p")
 
 
 @pytest.mark.slow
