@@ -52,7 +52,8 @@ def shares(run: Path, agent: str, against: str | None = None) -> dict[tuple, flo
                 rules = Rules.from_dict(record["rules"])
                 scores = record["final_scores"]
                 seats = [s for s, name in enumerate(players) if name == agent]
-                if against is not None and {name for name in players if name != agent} != {against}:
+                opponents = tuple(sorted({name for name in players if name != agent}))
+                if against is not None and opponents != (against,):
                     continue
                 mine = {rules.side_of[s] for s in seats}
                 others = {rules.side_of[s] for s, name in enumerate(players) if name != agent} - mine
@@ -60,7 +61,6 @@ def shares(run: Path, agent: str, against: str | None = None) -> dict[tuple, flo
             except (ValueError, KeyError, TypeError, IndexError) as exc:
                 raise RunError(f"{path}, line {number}: not a game record: {exc}") from None
             if meetings:  # a round robin plays each deal once per pairing: the opponents are in the key
-                opponents = tuple(sorted({name for name in players if name != agent}))
                 out[(opponents, seed, tuple(seats))] = sum(meetings) / len(meetings)
     if not out:
         raise RunError(f"{path}: no game of {agent!r}" + (f" against {against!r}" if against is not None else ""))

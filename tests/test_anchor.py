@@ -28,7 +28,7 @@ def agreement(path, data) -> float:
 @pytest.mark.slow
 def test_the_anchor_keeps_ppo_on_the_teachers_moves_from_the_kept_games(tmp_path, monkeypatch):
     import allfives_train.imitate as imitate
-    from allfives_train.anchor import teacher_positions
+    from allfives_train.imitate import teacher_positions
     from allfives_train.train import train
 
     data_dir = tmp_path / "teacher"

@@ -14,16 +14,7 @@ from __future__ import annotations
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
-from .imitate import Batch, TeacherGames, gather, teacher_loss
-
-
-def teacher_positions(cfg) -> Batch:
-    """The teacher's positions of round 1 from ``imitate.dataset`` (the chunks missing played and written there)."""
-    games = TeacherGames(cfg.imitate.dataset, cfg)
-    held = games.held()
-    if held < len(games.sizes):
-        print(f"imitate.anchor: playing {len(games.sizes) - held} of {len(games.sizes)} chunks of the teacher's games into {cfg.imitate.dataset}")
-    return gather(cfg, None, cfg.imitate.games, cfg.seed, cfg.imitate.workers, games)
+from .imitate import Batch, teacher_loss
 
 
 class AnchorCallback(BaseCallback):

@@ -243,6 +243,14 @@ class TeacherGames:
         return sum(self._path(i).is_file() for i in self.sizes)
 
 
+def teacher_positions(cfg, log=print) -> Batch:
+    """Round 1's positions, the teacher's games kept in ``imitate.dataset`` (the chunks it lacks are
+    played and written there): the warm start's first round and ``imitate.anchor``'s data."""
+    games = TeacherGames(cfg.imitate.dataset, cfg)
+    log(f"imitate.dataset: {games.held()} of {len(games.sizes)} chunks of the teacher's games in {cfg.imitate.dataset}")
+    return gather(cfg, None, cfg.imitate.games, cfg.seed, cfg.imitate.workers, games)
+
+
 def games_stamp(cfg) -> dict:
     """What the teacher's games of round 1 depend on: the game and its rewards, the pool's heuristics
     and partner, the observation, the seed, the teacher and its target, the random moves, the discount."""
@@ -395,11 +403,10 @@ def warm_start(model, cfg, metadata: dict, log=print, cache: Path | None = None)
         done = keep.fitted() if keep is not None else None
         by_teacher = r == 0 and imitate.first == "teacher"
         student = None if by_teacher else NumpyPolicy.from_sb3(model.policy, metadata)
-        games = keep
         if by_teacher and imitate.dataset:
-            games = TeacherGames(imitate.dataset, cfg)
-            log(f"imitation round 1: {games.held()} of {len(games.sizes)} chunks of the teacher's games in {imitate.dataset}")
-        parts.append(gather(cfg, student, imitate.games, cfg.seed + 1000 * r, imitate.workers, games))
+            parts.append(teacher_positions(cfg, log))
+        else:
+            parts.append(gather(cfg, student, imitate.games, cfg.seed + 1000 * r, imitate.workers, keep))
         data = Batch.concat(parts)
         who = "the teacher" if by_teacher else "the student"
         log(f"imitation round {r + 1}/{imitate.rounds}: {len(parts[-1])} positions played by {who} (explore {imitate.explore}), {len(data)} in all")

@@ -138,7 +138,8 @@ def train(cfg: TrainConfig, run_dir, resume: bool = False, progress_bar: bool = 
             ThreadsCallback(cfg.torch_threads, cfg.update_threads or cfg.torch_threads),
         ]
         if cfg.imitate.anchor:
-            from .anchor import AnchorCallback, teacher_positions
+            from .anchor import AnchorCallback
+            from .imitate import teacher_positions
 
             imitate = cfg.imitate
             callbacks.append(AnchorCallback(teacher_positions(cfg), imitate.anchor, imitate.batch_size, imitate.anchor_coef, cfg.seed))
